@@ -1,0 +1,144 @@
+# xof's commands. A user needs two, on a fresh clone with nothing installed by hand:
+#   make demo    import the example and show what it holds
+#   make test    lint, type-check and run every test (creates .venv on first use)
+# `make help` lists the rest.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+# The interpreter that creates the environments: Python 3.11, as Blender 4.5 and 5.0 ship.
+BOOT_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
+
+VENV := .venv
+VENV_LTS := .venv-lts
+PY := $(VENV)/bin/python
+PY_LTS := $(VENV_LTS)/bin/python
+STAMP := $(VENV)/.xof-requirements
+STAMP_LTS := $(VENV_LTS)/.xof-requirements
+PIP := -m pip install --disable-pip-version-check --quiet
+
+PYTEST_ARGS ?=
+BENCH_ARGS ?=
+BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py))
+
+.PHONY: help env env-lts lint format format-check mypy pytest test test-lts demo bench fuzz extension \
+	clean distclean
+
+help:
+	@echo "make demo       parse the example flag (later: import, simulate, render to out/)"
+	@echo "make test       ruff, mypy and every test on bpy 5.0 (.venv)"
+	@echo "make test-lts   every test on the Blender 4.5 LTS bpy (.venv-lts)"
+	@echo "make format     apply ruff's formatting and safe fixes (format-check: report only)"
+	@echo "make extension  build the installable extension zip into build/"
+	@echo "make bench      generate the benchmark inputs and run the benchmarks"
+	@echo "make fuzz       fuzz the reader (needs atheris)"
+	@echo "make clean      remove caches and build output; distclean also the environments"
+	@echo "PYTEST_ARGS='-k name -x' narrows a test run."
+
+# --- environments -----------------------------------------------------------------------------
+# Each is created once; the stamp records which requirements it holds, so editing a
+# requirements file re-syncs it. `make distclean` removes them for a rebuild from scratch.
+
+define ensure_venv
+	@if ! "$(1)/bin/python" -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then \
+	  if [ -z "$(BOOT_PYTHON)" ]; then echo "error: python3.11 (or a python3 that is 3.11) is needed" >&2; exit 1; fi; \
+	  if ! "$(BOOT_PYTHON)" -c 'import sys; assert sys.version_info[:2] == (3, 11)'; then \
+	    echo "error: $(BOOT_PYTHON) is not Python 3.11; set BOOT_PYTHON=/path/to/python3.11" >&2; exit 1; \
+	  fi; \
+	  echo "creating $(1) with $(BOOT_PYTHON)"; \
+	  "$(BOOT_PYTHON)" -m venv --clear "$(1)"; \
+	fi
+endef
+
+$(STAMP): requirements-dev.txt requirements-fuzz.txt
+	$(call ensure_venv,$(VENV))
+	@echo "installing requirements-dev.txt into $(VENV) (bpy is ~1 GB the first time)"
+	$(PY) $(PIP) -r requirements-dev.txt
+	@$(PY) $(PIP) -r requirements-fuzz.txt 2>/dev/null \
+	  || echo "note: atheris did not install; 'make fuzz' is unavailable (optional)"
+	@touch $@
+
+$(STAMP_LTS): requirements-lts.txt
+	$(call ensure_venv,$(VENV_LTS))
+	@echo "installing requirements-lts.txt into $(VENV_LTS)"
+	$(PY_LTS) $(PIP) -r requirements-lts.txt
+	@touch $@
+
+env: $(STAMP)
+env-lts: $(STAMP_LTS)
+
+# --- checks ----------------------------------------------------------------------------------
+
+# `ruff format --check` is not part of the gate: `ruff check` already enforces what matters
+# (line length, imports, bugs); `make format` applies the formatting, `format-check` reports it.
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+format: $(STAMP)
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+format-check: $(STAMP)
+	$(PY) -m ruff format --check .
+
+# The repository root is the extension package (`operators` imports `..addon`), so mypy checks
+# it as package `xof` through a symlink in a folder outside the repository (stable per checkout,
+# so mypy's cache stays valid); paths are printed repo-relative.
+MYPY_ROOT := $(or $(TMPDIR),/tmp)/xof-mypy-$(shell printf %s "$(CURDIR)" | cksum | cut -d" " -f1)
+
+mypy: $(STAMP)
+	@mkdir -p "$(MYPY_ROOT)" && ln -sfn "$(CURDIR)" "$(MYPY_ROOT)/xof"
+	@echo "mypy -p xof"
+	@MYPYPATH="$(MYPY_ROOT)" $(PY) -m mypy --config-file pyproject.toml -p xof \
+	  | sed "s|$(MYPY_ROOT)/xof/||"
+
+# pytest exits 5 when it collected nothing: say so loudly, but that is not a failure.
+define run_pytest
+	@rc=0; $(1) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "WARNING: pytest collected no tests"; rc=0; fi; exit $$rc
+endef
+
+pytest: $(STAMP)
+	$(call run_pytest,$(PY))
+
+# All three run even when one fails, so one run shows every problem; then the verdict.
+test: $(STAMP)
+	@failed=""; for step in lint mypy pytest; do \
+	  $(MAKE) --no-print-directory $$step || failed="$$failed $$step"; done; \
+	if [ -n "$$failed" ]; then echo "make test FAILED in:$$failed" >&2; exit 1; fi; \
+	echo "make test: lint, mypy and pytest passed"
+
+test-lts: $(STAMP_LTS)
+	@$(PY_LTS) -c 'import bpy; print("bpy", bpy.app.version_string)'
+	$(call run_pytest,$(PY_LTS))
+
+# --- user commands ---------------------------------------------------------------------------
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+extension: $(STAMP)
+	@mkdir -p build
+	$(PY) $(BLENDER_EXT) validate .
+	$(PY) $(BLENDER_EXT) build --source-dir . --output-dir build
+
+# Placeholders until the benchmarks and the fuzz targets land: generate inputs, run what exists.
+bench: $(STAMP)
+	$(PY) tests/bench/make_grid.py $(BENCH_ARGS)
+	@if [ -f tests/bench/run.py ]; then $(PY) tests/bench/run.py; \
+	else echo "no benchmark runner yet (tests/bench/run.py); inputs are in tests/bench/data/"; fi
+
+fuzz: $(STAMP)
+	@if ! $(PY) -c 'import atheris' 2>/dev/null; then echo "atheris is not installed" >&2; exit 1; fi
+	@if [ -f tests/fuzz/fuzz_read.py ]; then $(PY) tests/fuzz/fuzz_read.py -max_total_time=60; \
+	else echo "no fuzz target yet (tests/fuzz/fuzz_read.py)"; fi
+
+clean:
+	rm -rf build out .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	find . -path ./.git -prune -o -path './.venv*' -prune -o -name __pycache__ -type d -print \
+	  | xargs rm -rf
+
+distclean: clean
+	rm -rf $(VENV) $(VENV_LTS) tests/bench/data
