@@ -1,0 +1,73 @@
+"""Actions that animate key-block values: one slotted, layered action per morph set.
+
+Uses the slotted-action API that Blender 4.4+, 4.5 LTS and 5.0 share (5.0 removed
+``Action.fcurves``): slot of type 'KEY', one layer, one keyframe strip, its channelbag.
+"""
+
+from __future__ import annotations
+
+import bpy
+
+from .morph_plan import SetCurves
+
+
+def block_path(block_name: str) -> str:
+    """The RNA path of a key block's value on its Key datablock."""
+    escaped = block_name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'key_blocks["{escaped}"].value'
+
+
+def new_morph_action(
+    key: bpy.types.Key, curves: SetCurves
+) -> tuple[bpy.types.Action, bpy.types.ActionSlot]:
+    """An action with one linear curve per key block of ``curves``; looping sets cycle."""
+    action = bpy.data.actions.new(curves.name)
+    slot = action.slots.new("KEY", key.name)
+    layer = action.layers.new("Layer")
+    strip = layer.strips.new(type="KEYFRAME")
+    bag = strip.channelbag(slot, ensure=True)  # type: ignore[attr-defined]
+    co = [0.0] * (2 * len(curves.frames))
+    for block_name, values in curves.values.items():
+        fcurve = bag.fcurves.new(block_path(block_name), index=0)
+        fcurve.keyframe_points.add(len(curves.frames))
+        co[0::2] = [float(f) for f in curves.frames]
+        co[1::2] = [float(v) for v in values]
+        fcurve.keyframe_points.foreach_set("co", co)
+        for point in fcurve.keyframe_points:
+            point.interpolation = "LINEAR"
+            point.handle_left_type = "VECTOR"
+            point.handle_right_type = "VECTOR"
+        if curves.loop:
+            fcurve.modifiers.new("CYCLES")
+        fcurve.update()
+    if len(curves.frames):
+        action.use_frame_range = True
+        action.frame_start = float(curves.frames[0])
+        action.frame_end = max(float(curves.frames[-1]), float(curves.frames[0]) + 1.0)
+        action.use_cyclic = curves.loop
+    return action, slot
+
+
+def make_active(key: bpy.types.Key, action: bpy.types.Action, slot: bpy.types.ActionSlot) -> None:
+    """Play ``action`` on the Key datablock."""
+    anim = key.animation_data or key.animation_data_create()
+    anim.action = action
+    anim.action_slot = slot
+
+
+def push_to_nla(
+    key: bpy.types.Key,
+    action: bpy.types.Action,
+    slot: bpy.types.ActionSlot,
+    name: str,
+    muted: bool = True,
+) -> bpy.types.NlaTrack:
+    """Keep ``action`` on its own NLA track (muted: the active set alone decides the shape)."""
+    anim = key.animation_data or key.animation_data_create()
+    track = anim.nla_tracks.new()
+    track.name = name
+    start = action.frame_range[0]
+    strip = track.strips.new(name, round(start), action)
+    strip.action_slot = slot
+    track.mute = muted
+    return track
