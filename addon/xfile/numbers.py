@@ -1,8 +1,18 @@
-"""Numeric runs of text .X files to arrays, vectorised (placeholder: a simple, correct version).
+"""Numeric runs of text .X files to arrays.
 
 A numeric run is a stretch of the text made only of numbers and the separators ``,`` ``;``
 and white space (``1.0;2.0;3.0;,`` ...). The template-driven parser consumes its values like
 a binary FLOAT_LIST, so one call converts a whole vertex array.
+
+Run rules (the reader relies on them):
+
+- run bytes are the separators (``,`` ``;`` space, tab, CR, LF, VT, FF) and the number bytes
+  ``0-9 + - . e E``; MSVC's non-finite spellings (``-1.#IND00``, ``1.#QNAN0``, ``1.#INF00``,
+  ``1.#SNAN0``, optionally with an exponent ``1.#INF00e+000``) stay inside the run;
+- the run ends at the first other byte; if that byte is a name byte (letter, ``_``, non-ASCII)
+  glued to the run's last token (``1.0 end``: the ``e``), that token is left out of the run;
+- a token (a stretch between separators) is converted exactly like Python's ``float``; MSVC
+  spellings give NaN / +-inf; anything else is a :class:`NumberSyntaxError`.
 """
 
 from __future__ import annotations
@@ -11,8 +21,16 @@ import re
 
 import numpy as np
 
-_TOKEN = re.compile(rb"[^\s,;]+")
-_NONFINITE = {b"#IND": float("nan"), b"#QNAN": float("nan"), b"#SNAN": float("nan")}
+SEPARATORS = b" \t\n\r\v\f,;"
+NUMBER_BYTES = b"0123456789+-.eE"
+CHUNK_BYTES = 1 << 22  # bytes converted per vectorised step: bounds the temporaries
+
+_RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
+_TOKEN = re.compile(rb"[^,; \t\n\r\v\f]+")
+_MSVC = re.compile(rb"([+-]?)[0-9]+\.#(IND|QNAN|SNAN|INF)[0-9]*(?:[eE][+-]?[0-9]+)?", re.IGNORECASE)
+_NAME_BYTES = frozenset(
+    b"_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
+)
 
 
 class NumberSyntaxError(ValueError):
@@ -24,20 +42,55 @@ class NumberSyntaxError(ValueError):
         self.offset = offset
 
 
-def _msvc_float(tok: bytes) -> float | None:
-    """MSVC printf's non-finite spellings: ``-1.#IND00``, ``1.#QNAN0``, ``1.#INF00``."""
-    if b"#" not in tok:
+def msvc_value(token: bytes) -> float | None:
+    """MSVC printf's non-finite spellings (``-1.#IND00``...) as NaN / +-inf, else ``None``."""
+    m = _MSVC.fullmatch(token)
+    if m is None:
         return None
-    upper = tok.upper()
-    if b"#INF" in upper:
-        return float("-inf") if upper.startswith(b"-") else float("inf")
-    for key, value in _NONFINITE.items():
-        if key in upper:
-            return value
-    return None
+    if m.group(2).upper() == b"INF":
+        return float("-inf") if m.group(1) == b"-" else float("inf")
+    return float("nan")
 
 
-_RUN = re.compile(rb"(?:[0-9eE+\-.,;\s]|#(?:IND|QNAN|SNAN|INF))+")
+def convert_token(token: bytes, offset: int) -> float:
+    """One token's value, exactly ``float(token)``; MSVC spellings; or NumberSyntaxError."""
+    if b"#" not in token:
+        try:
+            return float(token)
+        except ValueError:
+            pass
+    else:
+        special = msvc_value(token)
+        if special is not None:
+            return special
+    raise NumberSyntaxError(bytes(token), offset)
+
+
+def _token_start(data: bytes | bytearray | memoryview, start: int, pos: int) -> int:
+    """Offset of the token holding ``pos - 1`` (``pos`` itself when ``pos - 1`` is a separator)."""
+    while pos > start and data[pos - 1] not in SEPARATORS:
+        pos -= 1
+    return pos
+
+
+def run_end(data: bytes | bytearray | memoryview, start: int) -> int:
+    """Where the numeric run starting at ``start`` ends (see the module's run rules)."""
+    n = len(data)
+    pos = start
+    while True:
+        m = _RUN_BYTES.match(data, pos)
+        stop = m.end() if m else pos
+        if stop >= n:
+            return n
+        if data[stop] == 0x23:  # '#': an MSVC non-finite token keeps the run going
+            tok = _token_start(data, start, stop)
+            mm = _MSVC.match(data, tok)
+            if mm and mm.end() > stop and (mm.end() >= n or data[mm.end()] not in _NAME_BYTES):
+                pos = mm.end()
+                continue
+        if data[stop] in _NAME_BYTES:
+            return _token_start(data, start, stop)
+        return stop
 
 
 def scan_numbers(data: bytes | bytearray | memoryview, start: int) -> tuple[np.ndarray, int]:
@@ -48,25 +101,6 @@ def scan_numbers(data: bytes | bytearray | memoryview, start: int) -> tuple[np.n
     a string...). A trailing fragment of a following name (``e`` of ``end``) is not part of
     the run. Raises :class:`NumberSyntaxError` with the absolute byte offset of a bad token.
     """
-    m = _RUN.match(data, start)
-    end = m.end() if m else start
-    while end > start and chr(data[end - 1]) in "eE+-.":
-        if end < len(data) and (chr(data[end]).isalnum() or chr(data[end]) == "_"):
-            end -= 1
-        else:
-            break
-    if end < len(data) and end > start and (chr(data[end]).isalnum() or chr(data[end]) == "_"):
-        # a name glued to the run's last token (``1.0abc``): back off to the last separator
-        while end > start and chr(data[end - 1]) not in ",; \t\r\n":
-            end -= 1
-    values: list[float] = []
-    for m in _TOKEN.finditer(data, start, end):
-        tok = m.group()
-        try:
-            values.append(float(tok))
-        except ValueError:
-            special = _msvc_float(tok)
-            if special is None:
-                raise NumberSyntaxError(tok, m.start()) from None
-            values.append(special)
+    end = run_end(data, start)
+    values = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, start, end)]
     return np.array(values, dtype=np.float64), end
