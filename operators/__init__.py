@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-_MODULES: list = []  # each module with register()/unregister(), in registration order
+from types import ModuleType
+
+from . import file_handler, import_x, menus, morph_keys
+
+#: each module has register()/unregister(); registered in this order, unregistered in reverse
+_MODULES: list[ModuleType] = [import_x, menus, file_handler, morph_keys]
 
 
 def register() -> None:

@@ -1,0 +1,280 @@
+"""MeshData -> a Blender mesh, vectorised (attribute buffers, no per-vertex Python).
+
+Vertices are exactly the file's, in file order (cloth masses, springs, skin weights and morph
+targets index them). Faces keep their corner count (n-gons stay n-gons) with the winding
+reversed by the mirror. Faces Blender cannot hold (fewer than 3 corners, out-of-range or
+repeated vertices) are dropped with a warning; everything else of the mesh still imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ..xfile.views.model import MaterialData, MeshData
+from .convert import Conversion, face_starts, reversed_winding_order
+
+#: Blender 4.5 stores free custom normals as a float corner attribute; older needs the RNA call
+_FLOAT_CUSTOM_NORMALS = bpy.app.version >= (4, 5, 0)
+
+
+@dataclass
+class MeshOptions:
+    use_custom_normals: bool = True  # MeshNormals as custom split normals
+    shading: str = "SMOOTH"  # "SMOOTH" or "FLAT" for meshes without (or ignoring) normals
+    use_uvs: bool = True
+    use_colors: bool = True
+    use_materials: bool = True
+
+
+@dataclass(eq=False)
+class MeshBuild:
+    """A built mesh and how its faces/corners relate to the file's."""
+
+    mesh: bpy.types.Mesh
+    kept_faces: np.ndarray  # (f,) bool: file faces present in the mesh, in order
+    loop_to_corner: np.ndarray  # (loops,) index of the file corner each Blender loop came from
+    warnings: list[str] = field(default_factory=list)
+
+
+def _faces_to_drop(
+    sizes: np.ndarray, corners: np.ndarray, n_verts: int
+) -> tuple[np.ndarray, list[str]]:
+    """Bool mask of faces Blender cannot hold, and why (counts)."""
+    notes: list[str] = []
+    f = len(sizes)
+    drop = sizes < 3
+    if drop.any():
+        notes.append(f"{int(drop.sum())} face(s) with fewer than 3 corners dropped")
+    if f == 0:
+        return drop, notes
+    face_of = np.repeat(np.arange(f), sizes)
+    bad_corner = (corners < 0) | (corners >= n_verts)
+    if bad_corner.any():
+        bad = np.zeros(f, dtype=bool)
+        bad[face_of[bad_corner]] = True
+        notes.append(f"{int(bad.sum())} face(s) with vertex indices out of range dropped")
+        drop |= bad
+    # repeated vertices in a face: consecutive corners (all sizes), quad diagonals, n-gons
+    starts = face_starts(sizes)
+    nxt = np.arange(len(corners)) + 1
+    last = starts + sizes - 1
+    valid_last = sizes > 0
+    nxt[last[valid_last]] = starts[valid_last]
+    repeated = np.zeros(f, dtype=bool)
+    if len(corners):
+        same = corners == corners[nxt]
+        repeated[face_of[same]] = True
+    quads = np.flatnonzero(sizes == 4)
+    if len(quads):
+        s = starts[quads]
+        repeated[quads] |= (corners[s] == corners[s + 2]) | (corners[s + 1] == corners[s + 3])
+    big = np.flatnonzero(sizes >= 5)
+    if len(big):
+        sel = np.repeat(starts[big], sizes[big]) + (
+            np.arange(int(sizes[big].sum())) - np.repeat(face_starts(sizes[big]), sizes[big])
+        )
+        fid = face_of[sel]
+        order = np.lexsort((corners[sel], fid))
+        dup = (fid[order][1:] == fid[order][:-1]) & (
+            corners[sel][order][1:] == corners[sel][order][:-1]
+        )
+        repeated[fid[order][1:][dup]] = True
+    repeated &= ~drop
+    if repeated.any():
+        notes.append(f"{int(repeated.sum())} face(s) using a vertex twice dropped")
+        drop |= repeated
+    return drop, notes
+
+
+def _set_attr(
+    mesh: bpy.types.Mesh, name: str, kind: str, domain: str, prop: str, values: np.ndarray
+) -> None:
+    attr = mesh.attributes.get(name)
+    if attr is None:
+        attr = mesh.attributes.new(name, kind, domain)  # type: ignore[arg-type]
+    attr.data.foreach_set(prop, np.ascontiguousarray(values).ravel())  # type: ignore[attr-defined]
+
+
+def _set_topology(
+    mesh: bpy.types.Mesh, positions: np.ndarray, sizes: np.ndarray, loops: np.ndarray
+) -> None:
+    mesh.vertices.add(len(positions))
+    mesh.loops.add(len(loops))
+    mesh.polygons.add(len(sizes))
+    pos32 = np.ascontiguousarray(positions, dtype=np.float32)
+    loops32 = np.ascontiguousarray(loops, dtype=np.int32)
+    try:
+        mesh.attributes["position"].data.foreach_set("vector", pos32.ravel())  # type: ignore[attr-defined]
+        mesh.attributes[".corner_vert"].data.foreach_set("value", loops32)  # type: ignore[attr-defined]
+    except KeyError:  # internal attribute names not exposed: the slower RNA path
+        mesh.vertices.foreach_set("co", pos32.ravel())
+        mesh.loops.foreach_set("vertex_index", loops32)
+    mesh.polygons.foreach_set("loop_start", face_starts(sizes).astype(np.int32))
+    mesh.update(calc_edges=True)
+
+
+def _set_custom_normals(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> None:
+    lengths = np.linalg.norm(corner_normals, axis=1)
+    bad = ~np.isfinite(lengths) | (lengths < 1e-12)
+    normals = corner_normals / np.where(bad, 1.0, lengths)[:, None]
+    if bad.any():  # keep Blender's own normal there
+        auto = np.empty(len(normals) * 3, dtype=np.float32)
+        mesh.corner_normals.foreach_get("vector", auto)
+        normals[bad] = auto.reshape(-1, 3)[bad]
+    mesh.shade_smooth()
+    if _FLOAT_CUSTOM_NORMALS:
+        _set_attr(
+            mesh, "custom_normal", "FLOAT_VECTOR", "CORNER", "vector", normals.astype(np.float32)
+        )
+    else:
+        mesh.normals_split_custom_set(normals.tolist())
+
+
+def _corner_normals(
+    data: MeshData, conv: Conversion, loop_to_corner: np.ndarray, corners_b: np.ndarray
+) -> tuple[np.ndarray | None, str | None]:
+    """Per-loop Blender normals from MeshNormals (or a per-vertex DeclData normal), or why not."""
+    if data.normals is not None and data.normal_corners is not None:
+        normals = np.asarray(data.normals, dtype=np.float64).reshape(-1, 3)
+        idx = np.asarray(data.normal_corners, dtype=np.int64)
+        if len(idx) != len(data.corners):
+            return None, "MeshNormals face count differs from the mesh's: normals ignored"
+        idx = idx[loop_to_corner]
+        if len(idx) and (idx.min() < 0 or idx.max() >= len(normals)):
+            return None, "MeshNormals index out of range: normals ignored"
+        return conv.directions(normals[idx]), None
+    per_vertex = data.decl.get("normal")
+    if per_vertex is not None:
+        arr = np.asarray(per_vertex, dtype=np.float64)
+        if arr.ndim == 2 and arr.shape[0] == len(data.positions) and arr.shape[1] >= 3:
+            return conv.directions(arr[:, :3][corners_b]), None
+    return None, None
+
+
+def _uv_sets(data: MeshData) -> list[np.ndarray]:
+    """Every per-vertex UV set: MeshTextureCoords, then DeclData texture coordinates."""
+    sets = [np.asarray(uv, dtype=np.float64) for uv in data.uv_sets]
+    for key in sorted(k for k in data.decl if k.startswith("texcoord")):
+        arr = np.asarray(data.decl[key], dtype=np.float64)
+        if not any(arr.shape == s.shape and np.array_equal(arr, s) for s in sets):
+            sets.append(arr)
+    return sets
+
+
+def build_mesh(
+    data: MeshData,
+    conv: Conversion,
+    name: str,
+    options: MeshOptions | None = None,
+    material_for: Callable[[MaterialData], bpy.types.Material] | None = None,
+) -> MeshBuild:
+    """A new mesh datablock for ``data`` (Blender space, via ``conv``)."""
+    options = options or MeshOptions()
+    warnings: list[str] = []
+    label = data.name or name
+    positions = np.asarray(data.positions, dtype=np.float64).reshape(-1, 3)
+    n_verts = len(positions)
+    sizes = np.asarray(data.face_sizes, dtype=np.int64).ravel()
+    corners = np.asarray(data.corners, dtype=np.int64).ravel()
+    if int(sizes.sum()) != len(corners):
+        raise ValueError(
+            f"mesh {label!r}: face sizes add up to {int(sizes.sum())}, not {len(corners)}"
+        )
+
+    drop, notes = _faces_to_drop(sizes, corners, n_verts)
+    warnings += [f"mesh {label!r}: {note}" for note in notes]
+    kept = ~drop
+    corner_kept = np.repeat(kept, sizes)
+    kept_corner_index = np.flatnonzero(corner_kept)
+    kept_sizes = sizes[kept]
+    loop_to_corner = kept_corner_index[reversed_winding_order(kept_sizes)]
+    corners_b = corners[loop_to_corner]
+
+    mesh = bpy.data.meshes.new(name)
+    try:
+        _set_topology(mesh, conv.positions(positions), kept_sizes, corners_b)
+        if data.name is not None:
+            mesh["xof_name"] = data.name
+
+        normals, why = (None, None)
+        if options.use_custom_normals:
+            normals, why = _corner_normals(data, conv, loop_to_corner, corners_b)
+        if why:
+            warnings.append(f"mesh {label!r}: {why}")
+        if normals is not None and len(normals):
+            _set_custom_normals(mesh, normals)
+        elif options.shading == "FLAT":
+            mesh.shade_flat()
+        else:
+            mesh.shade_smooth()
+
+        if options.use_uvs:
+            for i, uv in enumerate(_uv_sets(data)):
+                if uv.ndim != 2 or uv.shape != (n_verts, 2):
+                    warnings.append(f"mesh {label!r}: UV set {i} has shape {uv.shape}: skipped")
+                    continue
+                layer = mesh.uv_layers.new(name="UVMap" if i == 0 else f"UVMap.{i:03d}")
+                _set_attr(
+                    mesh,
+                    layer.name,
+                    "FLOAT2",
+                    "CORNER",
+                    "vector",
+                    conv.uvs(uv)[corners_b].astype(np.float32),
+                )
+
+        if options.use_colors and data.colors is not None:
+            colors = np.asarray(data.colors, dtype=np.float64)
+            if colors.shape == (n_verts, 4):
+                attr = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
+                attr.data.foreach_set(
+                    "color_srgb", np.clip(colors, 0.0, 1.0).astype(np.float32).ravel()
+                )  # type: ignore[attr-defined]
+            else:
+                warnings.append(
+                    f"mesh {label!r}: vertex colours have shape {colors.shape}: skipped"
+                )
+
+        if options.use_materials and material_for is not None and data.materials:
+            for mat_data in data.materials:
+                mesh.materials.append(material_for(mat_data))
+            if data.material_indices is not None:
+                idx = np.asarray(data.material_indices, dtype=np.int64).ravel()
+                if len(idx) != len(sizes):
+                    warnings.append(
+                        f"mesh {label!r}: {len(idx)} material indices for {len(sizes)} faces"
+                    )
+                    idx = np.resize(idx, len(sizes)) if len(idx) else np.zeros(len(sizes), np.int64)
+                idx = idx[kept]
+                bad = (idx < 0) | (idx >= len(data.materials))
+                if bad.any():
+                    warnings.append(
+                        f"mesh {label!r}: {int(bad.sum())} material indices out of range (set to 0)"
+                    )
+                    idx = np.where(bad, 0, idx)
+                _set_attr(mesh, "material_index", "INT", "FACE", "value", idx.astype(np.int32))
+
+        _set_duplication_indices(mesh, data)
+        mesh.update()
+    except BaseException:
+        bpy.data.meshes.remove(mesh)
+        raise
+    return MeshBuild(mesh, kept, loop_to_corner, warnings)
+
+
+def _set_duplication_indices(mesh: bpy.types.Mesh, data: MeshData) -> None:
+    """VertexDuplicationIndices as a point attribute: lossless, and free to carry around."""
+    if data.source is None:
+        return
+    for child in data.source.objects("VertexDuplicationIndices"):
+        values = np.asarray(child.get("indices", []), dtype=np.int64).ravel()
+        if len(values) == len(mesh.vertices):
+            _set_attr(
+                mesh, "xof_duplication_index", "INT", "POINT", "value", values.astype(np.int32)
+            )
+            mesh["xof_original_vertices"] = int(child.get("nOriginalVertices", len(values)))
+        return

@@ -1,0 +1,44 @@
+"""Progress for long imports: Blender's progress cursor, and a console line headless."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import bpy
+
+#: headless, only imports running longer than this print progress lines
+CONSOLE_AFTER_SECONDS = 1.0
+
+
+class Progress:
+    """``step(label)`` advances by one; safe to use with no window manager (tests, scripts)."""
+
+    def __init__(self, total: int, title: str = "xof", wm: Any = None) -> None:
+        self.total = max(int(total), 1)
+        self.title = title
+        self.done = 0
+        self.wm = wm if wm is not None else getattr(bpy.context, "window_manager", None)
+        self.started = time.perf_counter()
+        self._last_print = 0.0
+        if self.wm is not None:
+            self.wm.progress_begin(0, self.total)
+
+    def step(self, label: str = "") -> None:
+        self.done = min(self.done + 1, self.total)
+        if self.wm is not None:
+            self.wm.progress_update(self.done)
+        now = time.perf_counter()
+        if (
+            bpy.app.background
+            and now - self.started > CONSOLE_AFTER_SECONDS
+            and now - self._last_print > 1.0
+        ):
+            self._last_print = now
+            print(f"{self.title}: {self.done}/{self.total} {label}", file=sys.stderr, flush=True)
+
+    def end(self) -> None:
+        if self.wm is not None:
+            self.wm.progress_end()
+            self.wm = None

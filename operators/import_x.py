@@ -1,0 +1,167 @@
+"""File > Import > DirectX (.x): the import operator (also what drag and drop and scripts call)."""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+import bpy
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper, orientation_helper
+
+from ..addon.scene.importer import ImportOptions, ImportResult, import_files
+from ..addon.xfile import XFileError
+
+
+@orientation_helper(axis_forward="Z", axis_up="Y")
+class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
+    """Import DirectX .X files (text, binary or compressed)"""
+
+    bl_idname = "import_scene.x"
+    bl_label = "Import DirectX (.x)"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".x"
+    filter_glob: StringProperty(default="*.x;*.X", options={"HIDDEN"})  # type: ignore[valid-type]
+    files: CollectionProperty(  # type: ignore[valid-type]
+        type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"}
+    )
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})  # type: ignore[valid-type]
+
+    global_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Scale",
+        description="Multiply positions and translations by this",
+        default=1.0,
+        min=1e-6,
+        max=1e6,
+        soft_min=0.001,
+        soft_max=1000.0,
+    )
+    use_custom_normals: BoolProperty(  # type: ignore[valid-type]
+        name="Custom Normals",
+        description="Use the file's normals (MeshNormals) as custom split normals",
+        default=True,
+    )
+    shading: EnumProperty(  # type: ignore[valid-type]
+        name="Shading",
+        description="Shading of meshes without normals (or when custom normals are off)",
+        items=(
+            ("SMOOTH", "Smooth", "Smooth shading (what D3D's computed normals give)"),
+            ("FLAT", "Flat", "Flat shading"),
+        ),
+        default="SMOOTH",
+    )
+    use_uvs: BoolProperty(name="UVs", description="Import every UV set", default=True)  # type: ignore[valid-type]
+    use_colors: BoolProperty(  # type: ignore[valid-type]
+        name="Vertex Colors",
+        description="Import vertex colours as a colour attribute",
+        default=True,
+    )
+    use_materials: BoolProperty(  # type: ignore[valid-type]
+        name="Materials", description="Import materials and their textures", default=True
+    )
+    keep_empty_frames: BoolProperty(  # type: ignore[valid-type]
+        name="Keep Empty Frames",
+        description="Keep frames that hold no mesh (as empties)",
+        default=True,
+    )
+
+    def options(self) -> ImportOptions:
+        return ImportOptions(
+            axis_forward=self.axis_forward,  # type: ignore[attr-defined]
+            axis_up=self.axis_up,  # type: ignore[attr-defined]
+            global_scale=self.global_scale,
+            use_custom_normals=self.use_custom_normals,
+            shading=self.shading,
+            use_uvs=self.use_uvs,
+            use_colors=self.use_colors,
+            use_materials=self.use_materials,
+            keep_empty_frames=self.keep_empty_frames,
+        )
+
+    def paths(self) -> list[str]:
+        """The files to import: ``directory`` + ``files`` when given, else ``filepath``."""
+        if self.directory and len(self.files):
+            names = [f.name for f in self.files if f.name]
+            if names:
+                return [os.path.join(self.directory, name) for name in names]
+        return [self.filepath] if self.filepath else []
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        if bpy.app.version >= (4, 2, 0):  # dropped files: options popup instead of the browser
+            return self.invoke_popup(context)  # type: ignore[no-any-return]
+        return super().invoke(context, event)  # type: ignore[no-any-return]
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        paths = self.paths()
+        if not paths:
+            self.report({"ERROR"}, "No file given")
+            return {"CANCELLED"}
+        try:
+            result = import_files(paths, self.options(), context.collection)
+        except XFileError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        except Exception as exc:
+            traceback.print_exc()
+            self.report(
+                {"ERROR"}, f"{', '.join(paths)}: import failed: {type(exc).__name__}: {exc}"
+            )
+            return {"CANCELLED"}
+        select_result(context, result)
+        for warning in result.warnings:
+            print(f"xof: warning: {warning}")
+        self.report({"WARNING"} if result.warnings else {"INFO"}, result.summary())
+        return {"FINISHED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        header, body = layout.panel("XOF_import_include", default_closed=False)
+        header.label(text="Include")
+        if body:
+            body.prop(self, "use_materials")
+            body.prop(self, "use_uvs")
+            body.prop(self, "use_colors")
+            body.prop(self, "keep_empty_frames")
+        header, body = layout.panel("XOF_import_geometry", default_closed=False)
+        header.label(text="Geometry")
+        if body:
+            body.prop(self, "use_custom_normals")
+            body.prop(self, "shading")
+        header, body = layout.panel("XOF_import_transform", default_closed=False)
+        header.label(text="Transform")
+        if body:
+            body.prop(self, "global_scale")
+            body.prop(self, "axis_forward")
+            body.prop(self, "axis_up")
+
+
+def select_result(context: bpy.types.Context, result: ImportResult) -> None:
+    """Select what was imported (only that), with the first root active, like other importers."""
+    view_layer = context.view_layer
+    if view_layer is None or not result.objects:
+        return
+    in_layer = {o.as_pointer() for o in view_layer.objects}
+    for obj in view_layer.objects:
+        obj.select_set(False)
+    for obj in result.objects:
+        if obj.as_pointer() in in_layer:
+            obj.select_set(True)
+    first = next((o for o in result.roots if o.as_pointer() in in_layer), None)
+    if first is not None:
+        view_layer.objects.active = first
+
+
+CLASSES = (IMPORT_SCENE_OT_x,)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
