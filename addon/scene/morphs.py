@@ -6,7 +6,7 @@ own objects when given none, which is how it runs on its own and in tests.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import bpy
@@ -23,6 +23,9 @@ class MorphOptions:
     keep_targets: bool = False  # keep target meshes as objects too (they are consumed otherwise)
     loop_all: bool = False  # cycle every set, not only those whose file says Loop = 1
     frame_start: float | None = None  # frame of 0 ms; None: the scene's start frame
+    # File positions -> Blender positions; the importer passes its own (axes, scale) so shape
+    # keys match the meshes it built. Default: the plain Y/Z swap.
+    to_blender: Callable[[np.ndarray], np.ndarray] = file_to_blender_positions
 
 
 @dataclass(eq=False)
@@ -43,12 +46,14 @@ def build_morphs(
     collection: bpy.types.Collection | None = None,
     built: Mapping[MeshData, bpy.types.Object] | None = None,
     options: MorphOptions | None = None,
+    on_remove: Callable[[bpy.types.Object], None] | None = None,
 ) -> MorphResult:
     """Turn ``data.morph_sets`` into shape keys and actions.
 
     ``built`` maps the importer's meshes to the objects it made: the Basis mesh's object gets
     the shape keys (keeping its materials and placement) and target objects are removed unless
-    ``options.keep_targets``. Meshes without an object get a plain one in ``collection``.
+    ``options.keep_targets`` (``on_remove`` is called first, so a caller can forget them).
+    Meshes without an object get a plain one in ``collection``.
     """
     options = options or MorphOptions()
     built = built or {}
@@ -61,10 +66,10 @@ def build_morphs(
     result.warnings.extend(plan.warnings)
     fps = scene_fps(scene)
     start = float(scene.frame_start) if options.frame_start is None else options.frame_start
-    consumed: set[bpy.types.Object] = set()
+    consumed: list[bpy.types.Object] = []
     for group in plan.groups:
-        obj = _basis_object(built, meshes[group.basis], group.basis, collection, result)
-        _add_group_keys(obj, group, meshes)
+        obj = _basis_object(built, meshes[group.basis], group.basis, collection, result, options)
+        _add_group_keys(obj, group, meshes, options.to_blender)
         key = obj.data.shape_keys  # type: ignore[union-attr]
         assert key is not None  # _add_group_keys made the Basis
         key.name = f"{obj.name} Morphs"
@@ -81,22 +86,27 @@ def build_morphs(
         result.objects.append(obj)
         for target in group.targets:
             other = built.get(meshes[target])
-            if other is not None and other is not obj:
-                consumed.add(other)
+            if other is not None and other is not obj and other not in consumed:
+                consumed.append(other)
     if not options.keep_targets:
         for other in consumed:
             if other in result.objects:
                 continue
             result.removed.append(other.name)
+            if on_remove is not None:
+                on_remove(other)
             _remove_object(other)
     return result
 
 
 def plain_mesh_object(
-    mesh: MeshData, name: str, collection: bpy.types.Collection
+    mesh: MeshData,
+    name: str,
+    collection: bpy.types.Collection,
+    to_blender: Callable[[np.ndarray], np.ndarray] = file_to_blender_positions,
 ) -> bpy.types.Object:
     """A bare object for a mesh no importer built: positions mirrored, winding reversed."""
-    positions = file_to_blender_positions(mesh.positions)
+    positions = to_blender(mesh.positions)
     faces: list[list[int]] = []
     at = 0
     for size in mesh.face_sizes.tolist():
@@ -116,6 +126,7 @@ def _basis_object(
     name: str,
     collection: bpy.types.Collection,
     result: MorphResult,
+    options: MorphOptions,
 ) -> bpy.types.Object:
     """The importer's object for the Basis mesh when its vertices are the file's, else a new one.
 
@@ -124,7 +135,7 @@ def _basis_object(
     """
     obj = built.get(mesh)
     if obj is None:
-        return plain_mesh_object(mesh, name, collection)
+        return plain_mesh_object(mesh, name, collection, options.to_blender)
     count = len(obj.data.vertices)  # type: ignore[union-attr]
     if count == len(mesh.positions):
         return obj
@@ -132,19 +143,22 @@ def _basis_object(
         f"object '{obj.name}' has {count} vertices, mesh '{name}' has {len(mesh.positions)}: "
         "morphs built on a separate object"
     )
-    return plain_mesh_object(mesh, name, collection)
+    return plain_mesh_object(mesh, name, collection, options.to_blender)
 
 
 def _add_group_keys(
-    obj: bpy.types.Object, group: MorphGroup, meshes: Mapping[str, MeshData]
+    obj: bpy.types.Object,
+    group: MorphGroup,
+    meshes: Mapping[str, MeshData],
+    to_blender: Callable[[np.ndarray], np.ndarray],
 ) -> None:
     """The Basis named after the first mesh (its file positions), one block per target."""
     basis = ensure_basis(obj, group.basis)
     basis.name = group.basis
-    basis_positions = file_to_blender_positions(meshes[group.basis].positions)
-    basis.data.foreach_set("co", basis_positions.astype(np.float32).ravel())
+    basis_positions = np.asarray(to_blender(meshes[group.basis].positions), dtype=np.float32)
+    basis.data.foreach_set("co", basis_positions.ravel())
     for target in group.targets:
-        add_shape_key(obj, target, file_to_blender_positions(meshes[target].positions))
+        add_shape_key(obj, target, to_blender(meshes[target].positions))
 
 
 def _remove_object(obj: bpy.types.Object) -> None:
