@@ -23,8 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "bl_ext.user_default.xof"
 
 # Operators the installed extension must register (``category.name`` as in ``bpy.ops``).
-# Add each operator here when it lands, e.g. "import_scene.x" with the importer.
-EXPECTED_OPERATORS: tuple[str, ...] = ()
+# Add each operator here when it lands.
+EXPECTED_OPERATORS: tuple[str, ...] = (
+    "import_scene.x",
+    "xof.shape_keys_from_x",
+)
 
 # Top-level entries of the zip that must never ship (tests, environments, dev tooling).
 FORBIDDEN_TOP = {
