@@ -51,6 +51,7 @@ class MorphFixture:
     sets: list[tuple[str, bool, list[tuple[int, str]]]]  # (name, loop, [(ms, mesh)])
     loop_variant: bool = False  # declare the template with the Loop member
     faces: dict[str, list[list[int]]] = field(default_factory=dict)
+    declare_templates: bool = True  # False: rely on the reader's built-in morph templates
 
     def faces_of(self, name: str) -> list[list[int]]:
         if name in self.faces:
@@ -60,11 +61,9 @@ class MorphFixture:
 
     # --- as a file ---------------------------------------------------------------------
     def text(self) -> str:
-        out = [
-            "xof 0303txt 0032\n",
-            KEY_TEMPLATE,
-            LOOP_SET_TEMPLATE if self.loop_variant else SET_TEMPLATE,
-        ]
+        out = ["xof 0303txt 0032\n"]
+        if self.declare_templates:
+            out += [KEY_TEMPLATE, LOOP_SET_TEMPLATE if self.loop_variant else SET_TEMPLATE]
         for name, positions in self.meshes.items():
             faces = self.faces_of(name)
             verts = ",\n".join(f"  {x:.4f};{y:.4f};{z:.4f};" for x, y, z in positions)
