@@ -65,8 +65,18 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
         description="Keep frames that hold no mesh (as empties)",
         default=True,
     )
+    morph_keep_targets: BoolProperty(  # type: ignore[valid-type]
+        name="Keep Morph Targets",
+        description="Keep the meshes that became shape keys as objects too",
+        default=False,
+    )
+    morph_loop: BoolProperty(  # type: ignore[valid-type]
+        name="Loop Morphs",
+        description="Cycle every morph animation set, not only those whose file says Loop = 1",
+        default=False,
+    )
 
-    def options(self) -> ImportOptions:
+    def import_options(self) -> ImportOptions:
         return ImportOptions(
             axis_forward=self.axis_forward,  # type: ignore[attr-defined]
             axis_up=self.axis_up,  # type: ignore[attr-defined]
@@ -77,6 +87,9 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
             use_colors=self.use_colors,
             use_materials=self.use_materials,
             keep_empty_frames=self.keep_empty_frames,
+            extra={
+                "morphs": {"keep_targets": self.morph_keep_targets, "loop_all": self.morph_loop}
+            },
         )
 
     def paths(self) -> list[str]:
@@ -98,7 +111,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, "No file given")
             return {"CANCELLED"}
         try:
-            result = import_files(paths, self.options(), context.collection)
+            result = import_files(paths, self.import_options(), context.collection)
         except XFileError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -130,6 +143,11 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
         if body:
             body.prop(self, "use_custom_normals")
             body.prop(self, "shading")
+        header, body = layout.panel("XOF_import_morphs", default_closed=True)
+        header.label(text="Morphs")
+        if body:
+            body.prop(self, "morph_keep_targets")
+            body.prop(self, "morph_loop")
         header, body = layout.panel("XOF_import_transform", default_closed=False)
         header.label(text="Transform")
         if body:

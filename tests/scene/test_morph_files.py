@@ -83,3 +83,23 @@ def test_mismatched_file_warns_and_plays_the_rest(scene, tmp_path):
     assert "Bad" in bpy.data.objects  # not consumed: it became no key
     played = MorphFixture(fixture.meshes, [("Mixed", False, [(0, "Base"), (1000, "Good")])])
     assert_plays(played, bpy.data.objects["Base"], "Mixed", [1, 9, 25], False, scene)
+
+
+def test_import_operator_morph_options(scene, tmp_path):
+    from xof.operators import import_x
+
+    fixture = dance()
+    path = fixture.write(tmp_path / "dance.x")
+    registered = hasattr(bpy.types, import_x.IMPORT_SCENE_OT_x.__name__)
+    if not registered:
+        import_x.register()
+    try:
+        result = bpy.ops.import_scene.x(
+            filepath=str(path), morph_keep_targets=True, morph_loop=True
+        )
+    finally:
+        if not registered:
+            import_x.unregister()
+    assert result == {"FINISHED"}
+    assert sorted(o.name for o in scene.objects) == ["Figure1", "Figure2"]
+    assert_plays(fixture, bpy.data.objects["Figure1"], "Dance", [7, 31, 43.5], True, scene)
