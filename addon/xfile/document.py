@@ -36,7 +36,7 @@ class Ragged:
     starts: np.ndarray
 
     def __len__(self) -> int:
-        return int(len(self.starts))
+        return len(self.starts)
 
     @property
     def ends(self) -> np.ndarray:
@@ -106,6 +106,15 @@ class XDocument:
     objects: list[XObject | XReference] = field(default_factory=list)
     unresolved: list[XReference] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    _scene: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def scene(self) -> Any:
+        """The typed views (``views.model.SceneData``), built once and cached."""
+        if self._scene is None:
+            from .views.scene import scene_data
+
+            self._scene = scene_data(self)
+        return self._scene
 
     def top(self, template: str | None = None) -> Iterator[XObject]:
         """Top-level data objects (references followed), optionally of one template."""

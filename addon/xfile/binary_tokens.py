@@ -1,0 +1,104 @@
+"""Tokens of a binary .X file: little-endian WORD token ids, lists as numpy views.
+
+INTEGER_LIST and FLOAT_LIST payloads are wrapped with ``np.frombuffer`` (no copy, no Python
+work per value); the parser converts them once when a member takes them. Every length is
+checked against the bytes left before anything is read or wrapped.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import numpy as np
+
+from .text_tokens import decode_text
+from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
+
+_U16 = struct.Struct("<H")
+_U32 = struct.Struct("<I")
+
+T_NAME, T_STRING, T_INTEGER, T_GUID, T_INTEGER_LIST, T_FLOAT_LIST = 1, 2, 3, 5, 6, 7
+T_TEMPLATE = 31
+PUNCT_IDS = {
+    10: "{", 11: "}", 12: "(", 13: ")", 14: "[", 15: "]",
+    16: "<", 17: ">", 18: ".", 19: ",", 20: ";",
+}  # fmt: skip
+TYPE_IDS = {
+    40: "WORD", 41: "DWORD", 42: "FLOAT", 43: "DOUBLE", 44: "CHAR", 45: "UCHAR",
+    46: "SWORD", 47: "SDWORD", 48: "VOID", 49: "STRING", 50: "UNICODE", 51: "CSTRING",
+    52: "array",
+}  # fmt: skip
+
+
+class BinaryTokens(TokenSource):
+    """Tokenizer over binary data (``bin``, or decompressed ``bzip``)."""
+
+    def __init__(
+        self, data: bytes, start: int, path: str | None, float_bits: int, compressed: bool
+    ) -> None:
+        super().__init__(data, start, path)
+        self._float_dtype = np.dtype("<f8") if float_bits == 64 else np.dtype("<f4")
+        self._suffix = " of the decompressed data" if compressed else ""
+
+    def _need(self, pos: int, size: int, what: str, tok_start: int) -> None:
+        if pos + size > self.end:
+            raise self.error(
+                f"truncated {what}: needs {size} bytes, {max(0, self.end - pos)} left", tok_start
+            )
+
+    def _read(self) -> Token:
+        data, pos = self.data, self.pos
+        if pos >= self.end:
+            return (EOF, None, pos)
+        self._need(pos, 2, "token id", pos)
+        tid = _U16.unpack_from(data, pos)[0]
+        p = pos + 2
+        if tid in PUNCT_IDS:
+            self.pos = p
+            return (PUNCT, PUNCT_IDS[tid], pos)
+        if tid in (T_INTEGER_LIST, T_FLOAT_LIST):
+            self._need(p, 4, "list length", pos)
+            count = _U32.unpack_from(data, p)[0]
+            dtype = np.dtype("<u4") if tid == T_INTEGER_LIST else self._float_dtype
+            self._need(p + 4, count * dtype.itemsize, f"list of {count} values", pos)
+            values = np.frombuffer(data, dtype, count, p + 4)
+            self.pos = p + 4 + count * dtype.itemsize
+            return (NUMBERS, values, pos)
+        if tid in (T_NAME, T_STRING):
+            self._need(p, 4, "name length" if tid == T_NAME else "string length", pos)
+            size = _U32.unpack_from(data, p)[0]
+            self._need(p + 4, size, "name" if tid == T_NAME else "string", pos)
+            raw = data[p + 4 : p + 4 + size]
+            self.pos = p + 4 + size
+            if tid == T_STRING:
+                return (STRING, decode_text(raw.rstrip(b"\x00")), pos)
+            return (NAME, decode_text(raw), pos)
+        if tid == T_INTEGER:
+            self._need(p, 4, "integer", pos)
+            self.pos = p + 4
+            return (NUMBERS, np.frombuffer(data, "<u4", 1, p), pos)
+        if tid == T_GUID:
+            self._need(p, 16, "GUID", pos)
+            self.pos = p + 16
+            return (GUID, uuid.UUID(bytes_le=bytes(data[p : p + 16])), pos)
+        if tid == T_TEMPLATE:
+            self.pos = p
+            return (TEMPLATE, "template", pos)
+        if tid in TYPE_IDS:
+            self.pos = p
+            return (NAME, TYPE_IDS[tid], pos)
+        raise self.error(f"unknown binary token id {tid}", pos)
+
+    def reference_name(self) -> str | None:
+        return self.header_name()
+
+    def where(self, offset: int) -> str:
+        return f"byte {offset}{self._suffix}"
+
+    def value_offset(self, chunk_offset: int, index: int) -> int:
+        tid = _U16.unpack_from(self.data, chunk_offset)[0] if chunk_offset + 2 <= self.end else 0
+        if tid == T_INTEGER:
+            return chunk_offset + 2
+        size = 4 if tid == T_INTEGER_LIST else self._float_dtype.itemsize
+        return chunk_offset + 6 + index * size

@@ -1,0 +1,214 @@
+"""The template-driven parser: one grammar for text and binary tokens.
+
+Templates say how many values each member takes; the :class:`ValueStream` hands them out
+from whatever numeric tokens come, so ``,``/``;`` placement (sloppy in real files) and binary
+lists spanning members do not matter. Objects of unknown templates are kept generically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .document import XObject, XReference
+from .templates import FLOAT, INT, STR, Layout, MemberPlan, TemplateTable, parse_template
+from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
+from .values import ValueStream
+
+MAX_DEPTH = 256
+
+
+class Parser:
+    def __init__(self, tokens: TokenSource, table: TemplateTable) -> None:
+        self.tokens = tokens
+        self.table = table
+        self.declared: list[str] = []
+        self.warnings: list[str] = []
+        self.references: list[XReference] = []
+        self._warned_unknown: set[str] = set()
+
+    def warn(self, message: str, offset: int) -> None:
+        self.warnings.append(f"{self.tokens.where(offset)}: {message}")
+
+    # -- top level -------------------------------------------------------------------------
+    def parse(self) -> list[XObject | XReference]:
+        tokens = self.tokens
+        objects: list[XObject | XReference] = []
+        while True:
+            tok = tokens.next()
+            kind = tok[0]
+            if kind == EOF:
+                return objects
+            if kind == NAME:
+                objects.append(self.parse_object(tok, 1))
+            elif kind == TEMPLATE:
+                template = parse_template(tokens, tok[2])
+                self.table.declare(template)
+                self.declared.append(template.name)
+            elif kind == PUNCT and tok[1] == "{":
+                objects.append(self.parse_reference(tok))
+            elif kind == PUNCT and tok[1] in ";,":
+                continue
+            else:
+                raise tokens.error(
+                    f"expected a template or a data object, found {describe(tok)}", tok[2]
+                )
+
+    # -- data objects ------------------------------------------------------------------------
+    def parse_object(self, head: tuple, depth: int) -> XObject:
+        tokens = self.tokens
+        tname = str(head[1])
+        if depth > MAX_DEPTH:
+            raise tokens.error(f"objects nested deeper than {MAX_DEPTH} levels", head[2])
+        name = tokens.header_name()
+        tokens.expect_punct("{", f"after {tname} {name or ''}".rstrip())
+        obj = XObject(tname, name, where=tokens.where(head[2]))
+        tok = tokens.next()
+        if tok[0] == GUID:
+            obj.guid = tok[1]
+        else:
+            tokens.push(tok)
+        stream = ValueStream(tokens)
+        layout = self.table.layout(tname)
+        if layout is not None:
+            obj.members = self.read_members(layout, stream)
+        else:
+            self._unknown(tname, head[2])
+            obj.members["_values"] = self._raw_values()
+        left = stream.drain()
+        extra_reported = False
+        if left:
+            self.warn(f"{tname}: {left} value(s) beyond the template ignored", head[2])
+            extra_reported = True
+        children = obj.children
+        while True:
+            tok = tokens.next()
+            kind = tok[0]
+            if kind == PUNCT:
+                c = tok[1]
+                if c == "}":
+                    return obj
+                if c == "{":
+                    children.append(self.parse_reference(tok))
+                    continue
+                if c == ";" or c == ",":
+                    continue
+            elif kind == NAME:
+                children.append(self.parse_object(tok, depth + 1))
+                continue
+            elif kind in (NUMBERS, STRING, GUID):
+                if not extra_reported:
+                    self.warn(f"{tname}: values beyond the template ignored", tok[2])
+                    extra_reported = True
+                continue
+            elif kind == EOF:
+                raise tokens.error(
+                    f"end of file inside {tname} {name or ''} opened at {obj.where}".replace(
+                        "  ", " "
+                    ),
+                    tok[2],
+                )
+            raise tokens.error(
+                f"expected a child object, a reference or '}}' in {tname}, found {describe(tok)}",
+                tok[2],
+            )
+
+    def _unknown(self, tname: str, offset: int) -> None:
+        if tname in self._warned_unknown:
+            return
+        self._warned_unknown.add(tname)
+        why = self.table.problems.get(tname, f"unknown template {tname!r}")
+        self.warn(f"{why}: its objects are kept with their raw values", offset)
+
+    def _raw_values(self) -> list[Any]:
+        """Values of an object whose template is unknown: numeric chunks and strings."""
+        tokens = self.tokens
+        values: list[Any] = []
+        while True:
+            tok = tokens.next()
+            kind = tok[0]
+            if kind == NUMBERS:
+                values.append(np.asarray(tok[1], dtype=np.float64))
+            elif kind == STRING:
+                values.append(tok[1])
+            elif kind == PUNCT and (tok[1] == ";" or tok[1] == ","):
+                continue
+            else:
+                tokens.push(tok)
+                return values
+
+    def parse_reference(self, open_tok: tuple) -> XReference:
+        """``{ Name }``, ``{ <GUID> }`` or ``{ Name <GUID> }`` (the ``{`` already read)."""
+        tokens = self.tokens
+        name = tokens.reference_name()  # type: ignore[attr-defined]
+        tok = tokens.next()
+        guid = None
+        if tok[0] == GUID:
+            guid = tok[1]
+            tok = tokens.next()
+        if not (tok[0] == PUNCT and tok[1] == "}"):
+            raise tokens.error(f"expected '}}' to close a reference, found {describe(tok)}", tok[2])
+        if name is None and guid is None:
+            raise tokens.error("empty reference '{ }'", open_tok[2])
+        ref = XReference(name, guid, where=tokens.where(open_tok[2]))
+        self.references.append(ref)
+        return ref
+
+    # -- members ---------------------------------------------------------------------------
+    def read_members(self, layout: Layout, stream: ValueStream) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for m in layout.members:
+            if m.dims is None:
+                if m.kind == INT:
+                    values[m.name] = stream.take_int(m.label)
+                elif m.kind == FLOAT:
+                    values[m.name] = stream.take_float(m.label)
+                elif m.kind == STR:
+                    values[m.name] = stream.take_string(m.label)
+                else:
+                    values[m.name] = self.read_members(m.sub, stream)  # type: ignore[arg-type]
+            else:
+                values[m.name] = self._read_array(m, values, stream)
+        return values
+
+    def _dims(self, m: MemberPlan, values: dict[str, Any], stream: ValueStream) -> list[int]:
+        shape = []
+        for d in m.dims or ():
+            if isinstance(d, int):
+                shape.append(d)
+                continue
+            size = values.get(d)
+            if not isinstance(size, int):
+                raise stream._error(f"{m.label}: dimension {d!r} is not an earlier integer member")
+            if size < 0:
+                raise stream._error(f"{m.label}: negative count {size}")
+            shape.append(size)
+        return shape
+
+    def _read_array(self, m: MemberPlan, values: dict[str, Any], stream: ValueStream) -> Any:
+        shape = self._dims(m, values, stream)
+        count = 1
+        for s in shape:
+            count *= s
+        kind = m.kind
+        if kind == INT:
+            return stream.take_ints(count, m.label).reshape(shape)
+        if kind == FLOAT:
+            return stream.take_floats(count, m.label).reshape(shape)
+        stream.check_possible(count, m.label)
+        if kind == STR:
+            return [stream.take_string(m.label) for _ in range(count)]
+        sub = m.sub
+        assert sub is not None
+        leaves = sub.fixed_leaves
+        if leaves:
+            n = count * leaves
+            if sub.all_int:
+                flat = stream.take_ints(n, m.label)
+            else:
+                flat = stream.take_floats(n, m.label)
+            return flat.reshape(*shape, leaves)
+        if sub.ragged and len(shape) == 1:
+            return stream.take_ragged(count, sub.ragged_int, m.label)
+        return [self.read_members(sub, stream) for _ in range(count)]

@@ -1,0 +1,238 @@
+"""Templates: the model, the declaration parser, and how a template's data is laid out.
+
+``template Name { <GUID> members... [restriction] }`` is parsed by the same tokenizers as data,
+so a file's own declarations (text or binary) and our built-in set go through one path.
+A :class:`Layout` is a template resolved against the templates in force: what each member
+reads, precomputed once per document so the per-object cost stays small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from .errors import XFileError
+from .tokens import GUID, NAME, NUMBERS, PUNCT, TokenSource, describe
+
+INT_TYPES = frozenset({"WORD", "DWORD", "CHAR", "UCHAR", "BYTE", "SWORD", "SDWORD", "ULONGLONG"})
+FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
+STRING_TYPES = frozenset({"STRING", "CSTRING", "UNICODE", "LPSTR"})
+PRIMITIVES = INT_TYPES | FLOAT_TYPES | STRING_TYPES
+
+CLOSED, OPEN, RESTRICTED = "closed", "open", "restricted"
+
+
+@dataclass
+class Member:
+    name: str
+    type: str  # a primitive (upper case) or a template name
+    dims: list[int | str] | None = None  # None: scalar; else literal sizes or member names
+
+
+@dataclass
+class Template:
+    name: str
+    guid: UUID | None
+    members: list[Member] = field(default_factory=list)
+    restriction: str = CLOSED
+    allowed: list[tuple[str, UUID | None]] = field(default_factory=list)
+    where: str = ""
+
+
+def _primitive(type_name: str) -> str:
+    upper = type_name.upper()
+    return upper if upper in PRIMITIVES else type_name
+
+
+def parse_template(tokens: TokenSource, start: int) -> Template:
+    """The declaration after the ``template`` keyword (already read, at offset ``start``)."""
+    tok = tokens.next()
+    if tok[0] != NAME:
+        raise tokens.error(f"expected a template name, found {describe(tok)}", tok[2])
+    name = str(tok[1])
+    context = f"in template {name}"
+    tokens.expect_punct("{", f"after template {name}")
+    tok = tokens.next()
+    guid = None
+    if tok[0] == GUID:
+        guid = tok[1]
+    else:
+        tokens.push(tok)
+    template = Template(name, guid, where=tokens.where(start))
+    while True:
+        tok = tokens.next()
+        kind, value = tok[0], tok[1]
+        if kind == PUNCT and value == "}":
+            return template
+        if kind == PUNCT and value == ";":
+            continue
+        if kind == PUNCT and value == "[":
+            _parse_restriction(tokens, template)
+            tokens.expect_punct("}", f"to close template {name}")
+            return template
+        if kind != NAME:
+            raise tokens.error(f"expected a member {context}, found {describe(tok)}", tok[2])
+        template.members.append(_parse_member(tokens, str(value), len(template.members), context))
+
+
+def _parse_member(tokens: TokenSource, first: str, index: int, context: str) -> Member:
+    is_array = first.lower() == "array"
+    if is_array:
+        tok = tokens.next()
+        if tok[0] != NAME:
+            raise tokens.error(f"expected a type after 'array' {context}", tok[2])
+        first = str(tok[1])
+    member = Member(f"_{index}", _primitive(first))
+    tok = tokens.next()
+    if tok[0] == NAME:
+        member.name = str(tok[1])
+        tok = tokens.next()
+    if is_array:
+        member.dims = []
+        while tok[0] == PUNCT and tok[1] == "[":
+            dim = tokens.next()
+            if dim[0] == NUMBERS and len(dim[1]) == 1 and float(dim[1][0]).is_integer():
+                member.dims.append(int(dim[1][0]))
+            elif dim[0] == NAME:
+                member.dims.append(str(dim[1]))
+            else:
+                raise tokens.error(f"bad array dimension {context}: {describe(dim)}", dim[2])
+            tokens.expect_punct("]", f"after an array dimension {context}")
+            tok = tokens.next()
+        if not member.dims:
+            raise tokens.error(f"array member {member.name} has no dimension {context}", tok[2])
+    if not (tok[0] == PUNCT and tok[1] == ";"):
+        raise tokens.error(f"expected ';' after member {member.name} {context}", tok[2])
+    return member
+
+
+def _parse_restriction(tokens: TokenSource, template: Template) -> None:
+    tok = tokens.next()
+    if tok[0] == PUNCT and tok[1] == ".":
+        for _ in range(2):
+            tokens.expect_punct(".", f"in '[...]' of template {template.name}")
+        tokens.expect_punct("]", f"after '[...' of template {template.name}")
+        template.restriction = OPEN
+        return
+    template.restriction = RESTRICTED
+    while True:
+        if tok[0] == PUNCT and tok[1] == "]":
+            return
+        if tok[0] == PUNCT and tok[1] == ",":
+            tok = tokens.next()
+            continue
+        if tok[0] != NAME:
+            raise tokens.error(
+                f"expected a template name in the restriction of {template.name}, "
+                f"found {describe(tok)}",
+                tok[2],
+            )
+        name = str(tok[1])
+        tok = tokens.next()
+        guid = None
+        if tok[0] == GUID:
+            guid = tok[1]
+            tok = tokens.next()
+        template.allowed.append((name, guid))
+
+
+# -- layouts -------------------------------------------------------------------------------
+INT, FLOAT, STR, STRUCT = range(4)
+
+
+@dataclass
+class MemberPlan:
+    name: str
+    kind: int  # INT, FLOAT, STR or STRUCT
+    dims: list[int | str] | None
+    label: str  # "Template.member", for messages
+    sub: Layout | None = None
+
+
+@dataclass
+class Layout:
+    """A template resolved for reading: member plans, plus shape facts for arrays of it."""
+
+    name: str
+    members: list[MemberPlan]
+    fixed_leaves: int | None  # numeric values per element when all fixed-size, else None
+    all_int: bool  # every leaf is an integer type
+    ragged: bool  # ``DWORD n; array NUMERIC v[n];`` (MeshFace): arrays become Ragged
+    ragged_int: bool = True
+
+
+class TemplateTable:
+    """The templates in force for one document (built-ins overridden by the file's own)."""
+
+    def __init__(self, templates: dict[str, Template]) -> None:
+        self.templates = dict(templates)
+        self._folded = {k.lower(): v for k, v in self.templates.items()}
+        self._layouts: dict[str, Layout | None] = {}
+        self.problems: dict[str, str] = {}
+
+    def declare(self, template: Template) -> None:
+        self.templates[template.name] = template
+        self._folded[template.name.lower()] = template
+        self._layouts.clear()
+        self.problems.clear()
+
+    def find(self, name: str) -> Template | None:
+        """Exact name first, then any case (``TextureFileName``)."""
+        return self.templates.get(name) or self._folded.get(name.lower())
+
+    def layout(self, name: str) -> Layout | None:
+        """The layout of a template, or None when unknown or unusable (see ``problems``)."""
+        if name in self._layouts:
+            return self._layouts[name]
+        try:
+            result = self._build(name, ())
+        except XFileError as exc:
+            self.problems[name] = exc.reason
+            result = None
+        self._layouts[name] = result
+        return result
+
+    def _build(self, name: str, seen: tuple[str, ...]) -> Layout:
+        if name in self._layouts and self._layouts[name] is not None:
+            return self._layouts[name]  # type: ignore[return-value]
+        template = self.find(name)
+        if template is None:
+            raise XFileError(f"unknown template {name!r}")
+        if template.name in seen:
+            raise XFileError(f"template {template.name} contains itself")
+        plans: list[MemberPlan] = []
+        fixed: int | None = 0
+        all_int = True
+        for m in template.members:
+            label = f"{template.name}.{m.name}"
+            if m.type in INT_TYPES:
+                plan = MemberPlan(m.name, INT, m.dims, label)
+                leaves: int | None = 1
+            elif m.type in FLOAT_TYPES:
+                plan = MemberPlan(m.name, FLOAT, m.dims, label)
+                leaves, all_int = 1, False
+            elif m.type in STRING_TYPES:
+                plan = MemberPlan(m.name, STR, m.dims, label)
+                leaves, all_int = None, False
+            else:
+                sub = self._build(m.type, (*seen, template.name))
+                plan = MemberPlan(m.name, STRUCT, m.dims, label, sub)
+                leaves, all_int = sub.fixed_leaves, all_int and sub.all_int
+            if leaves is not None and m.dims is not None:
+                for d in m.dims:
+                    leaves = leaves * d if isinstance(d, int) and leaves is not None else None
+            fixed = fixed + leaves if fixed is not None and leaves is not None else None
+            plans.append(plan)
+        ragged = (
+            len(plans) == 2
+            and plans[0].kind == INT
+            and plans[0].dims is None
+            and plans[1].kind in (INT, FLOAT)
+            and plans[1].dims == [plans[0].name]
+        )
+        layout = Layout(
+            template.name, plans, fixed, all_int and bool(plans), ragged,
+            ragged_int=bool(plans) and plans[-1].kind == INT,
+        )  # fmt: skip
+        self._layouts[name] = layout
+        return layout

@@ -1,0 +1,124 @@
+"""Tokens of a text .X file. A numeric run becomes ONE token holding all its values.
+
+Numbers are the bulk of a file, so a run like ``1.0;2.0;3.0;, ...`` goes to
+``numbers.scan_numbers`` in one call (vectorised) instead of being split here value by value.
+Line and column are computed from the byte offset only when a place is reported.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from .numbers import NumberSyntaxError, scan_numbers
+from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
+
+_SKIP = re.compile(rb"(?:[\s\x00\x1a]+|//[^\r\n]*|#[^\r\n]*)*")
+_NAME = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\-.\x80-\xff]*")
+# object names and reference names: anything up to white space or structure (``1Body`` too)
+_LOOSE_NAME = re.compile(rb"(?:[^\s{}<>;,\"/\[\]]|/(?!/))+")
+_GUID = re.compile(
+    rb"<\s*([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})\s*>"
+)
+_VALUE_TOKEN = re.compile(rb"[^\s,;]+")
+_NUMBER_START = frozenset(b"0123456789+-.")
+_DIGITS = frozenset(b"0123456789")
+_PUNCT = {ord(c): c for c in "{}[]()<>,;."}
+
+
+def decode_text(raw: bytes) -> str:
+    """Names and strings: UTF-8 when valid, else the Windows code page most exporters used."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
+class TextTokens(TokenSource):
+    """Tokenizer over the bytes of a text file (or decompressed ``tzip`` data)."""
+
+    def __init__(self, data: bytes, start: int, path: str | None) -> None:
+        super().__init__(data, start, path)
+        self._newline = b"\n" if data.find(b"\n") >= 0 else b"\r"
+        self._line_cache = (0, 1)  # (offset, line number at that offset)
+
+    def _skip(self) -> int:
+        m = _SKIP.match(self.data, self.pos)
+        pos = m.end() if m else self.pos
+        self.pos = pos
+        return pos
+
+    def _read(self) -> Token:
+        data = self.data
+        pos = self._skip()
+        if pos >= self.end:
+            return (EOF, None, pos)
+        c = data[pos]
+        if c in _NUMBER_START and (c != 0x2E or (pos + 1 < self.end and data[pos + 1] in _DIGITS)):
+            try:
+                values, end = scan_numbers(data, pos)
+            except NumberSyntaxError as exc:
+                raise self.error(f"not a number: {exc.token[:40]!r}", exc.offset) from None
+            if end <= pos:
+                raise self.error(f"unexpected character {chr(c)!r}", pos)
+            self.pos = end
+            return (NUMBERS, values, pos)
+        if c == 0x22:  # '"'
+            end = data.find(b'"', pos + 1)
+            if end < 0:
+                raise self.error("unterminated string", pos)
+            self.pos = end + 1
+            return (STRING, decode_text(data[pos + 1 : end]), pos)
+        if c == 0x3C:  # '<'
+            m = _GUID.match(data, pos)
+            if m:
+                self.pos = m.end()
+                return (GUID, uuid.UUID(m.group(1).decode("ascii")), pos)
+        punct = _PUNCT.get(c)
+        if punct is not None:
+            self.pos = pos + 1
+            return (PUNCT, punct, pos)
+        m = _NAME.match(data, pos)
+        if m:
+            self.pos = m.end()
+            name = decode_text(m.group())
+            if len(name) == 8 and name.lower() == "template":
+                return (TEMPLATE, name, pos)
+            return (NAME, name, pos)
+        raise self.error(f"unexpected character {chr(c)!r}", pos)
+
+    def header_name(self) -> str | None:
+        if self._pushed:
+            return super().header_name()
+        pos = self._skip()
+        m = _LOOSE_NAME.match(self.data, pos)
+        if not m:
+            return None
+        self.pos = m.end()
+        return decode_text(m.group())
+
+    def reference_name(self) -> str | None:
+        """A name inside ``{ ... }`` (reference), as loose as object names."""
+        return self.header_name()
+
+    # -- places ------------------------------------------------------------------------------
+    def line_of(self, offset: int) -> int:
+        """1-based line of ``offset``; incremental so reporting objects in order stays O(n)."""
+        last_off, last_line = self._line_cache
+        if offset < last_off:
+            last_off, last_line = 0, 1
+        line = last_line + self.data.count(self._newline, last_off, offset)
+        self._line_cache = (offset, line)
+        return line
+
+    def where(self, offset: int) -> str:
+        offset = max(0, min(offset, self.end))
+        line = self.line_of(offset)
+        start = max(self.data.rfind(b"\n", 0, offset), self.data.rfind(b"\r", 0, offset)) + 1
+        return f"{line}:{offset - start + 1}"
+
+    def value_offset(self, chunk_offset: int, index: int) -> int:
+        for i, m in enumerate(_VALUE_TOKEN.finditer(self.data, chunk_offset)):
+            if i == index:
+                return m.start()
+        return chunk_offset

@@ -1,0 +1,92 @@
+"""Token kinds shared by the text and binary tokenizers, and the base both build on.
+
+A token is a plain tuple ``(kind, value, offset)``: cheap to make, and the parser only ever
+looks at the kind and the value. ``offset`` is a byte offset in the (decompressed) stream; it
+becomes "line:column" or "byte N" only when an error or an object's place is reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import XFileError
+
+EOF, NAME, STRING, GUID, NUMBERS, PUNCT, TEMPLATE = range(7)
+
+Token = tuple[int, Any, int]
+
+KIND_NAMES = {
+    EOF: "the end of the file",
+    NAME: "a name",
+    STRING: "a string",
+    GUID: "a GUID",
+    NUMBERS: "a number",
+    PUNCT: "punctuation",
+    TEMPLATE: "'template'",
+}
+
+
+def describe(tok: Token) -> str:
+    """A token as an error message shows it: ``'}'``, ``name 'Frame'``, ``a number``."""
+    kind, value = tok[0], tok[1]
+    if kind == PUNCT:
+        return repr(value)
+    if kind == NAME:
+        return f"name {value!r}"
+    if kind == STRING:
+        return f"string {value[:40]!r}"
+    return KIND_NAMES.get(kind, "?")
+
+
+class TokenSource:
+    """What the parser needs from a tokenizer; subclasses implement ``_read`` and places."""
+
+    def __init__(self, data: bytes, start: int, path: str | None) -> None:
+        self.data = data
+        self.pos = start
+        self.end = len(data)
+        self.path = path
+        self._pushed: list[Token] = []
+
+    # -- reading -------------------------------------------------------------------------
+    def next(self) -> Token:
+        if self._pushed:
+            return self._pushed.pop()
+        return self._read()
+
+    def push(self, tok: Token) -> None:
+        """Give a token back; the next ``next()`` returns it again."""
+        self._pushed.append(tok)
+
+    def _read(self) -> Token:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def header_name(self) -> str | None:
+        """The optional object name between a template name and ``{``."""
+        tok = self.next()
+        if tok[0] == NAME:
+            return str(tok[1])
+        self.push(tok)
+        return None
+
+    def remaining(self) -> int:
+        """Bytes not yet tokenized: no count can ask for more values than this."""
+        pushed = sum(len(t[1]) for t in self._pushed if t[0] == NUMBERS)
+        return max(0, self.end - self.pos) + pushed
+
+    # -- places ------------------------------------------------------------------------------
+    def where(self, offset: int) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def value_offset(self, chunk_offset: int, index: int) -> int:
+        """The byte offset of value ``index`` of the numeric token at ``chunk_offset``."""
+        return chunk_offset
+
+    def error(self, message: str, offset: int) -> XFileError:
+        return XFileError(message, self.path, self.where(offset))
+
+    def expect_punct(self, char: str, context: str) -> Token:
+        tok = self.next()
+        if tok[0] != PUNCT or tok[1] != char:
+            raise self.error(f"expected {char!r} {context}, found {describe(tok)}", tok[2])
+        return tok

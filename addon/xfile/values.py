@@ -1,0 +1,237 @@
+"""The flattened value stream members consume from.
+
+Consecutive numeric tokens (text runs, binary lists, single integers) form one stream; ``,``
+and ``;`` between them are separators. A member takes exactly as many values as its template
+says, so one binary list may feed several members and one member may span several lists.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from .document import Ragged
+from .tokens import NUMBERS, PUNCT, STRING, TokenSource, describe
+
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+
+
+class ValueStream:
+    """Pending numeric chunks of one object's body, pulled from the tokenizer on demand."""
+
+    def __init__(self, tokens: TokenSource) -> None:
+        self.tokens = tokens
+        self.chunks: deque[np.ndarray] = deque()
+        self.offsets: deque[int] = deque()  # token offset of each chunk (for error places)
+        self.pos = 0  # read position in chunks[0]
+        self.pending = 0  # unread values in all chunks
+
+    # -- feeding ---------------------------------------------------------------------------
+    def _pull(self) -> bool:
+        """Append the next numeric token (skipping separators); False at anything else."""
+        tokens = self.tokens
+        while True:
+            tok = tokens.next()
+            kind = tok[0]
+            if kind == NUMBERS:
+                if len(tok[1]):
+                    self.chunks.append(tok[1])
+                    self.offsets.append(tok[2])
+                    self.pending += len(tok[1])
+                    return True
+                continue
+            if kind == PUNCT and (tok[1] == ";" or tok[1] == ","):
+                continue
+            tokens.push(tok)
+            return False
+
+    def _fill(self, n: int, what: str) -> None:
+        if n > self.pending + self.tokens.remaining():
+            raise self._error(f"{what}: {n} values wanted but the file cannot hold that many")
+        while self.pending < n:
+            if not self._pull():
+                tok = self.tokens.next()
+                self.tokens.push(tok)
+                raise self.tokens.error(
+                    f"{what}: expected {n - self.pending} more value(s), found {describe(tok)}",
+                    tok[2],
+                )
+
+    def check_possible(self, count: int, what: str) -> None:
+        """Refuse a count that the rest of the input could not hold, before looping on it."""
+        if count > self.pending + self.tokens.remaining():
+            raise self._error(f"{what}: count {count} is larger than the rest of the file")
+
+    def _here(self) -> int:
+        if self.chunks:
+            return self.tokens.value_offset(self.offsets[0], self.pos)
+        tok = self.tokens.next()
+        self.tokens.push(tok)
+        return tok[2]
+
+    def _error(self, message: str) -> Exception:
+        return self.tokens.error(message, self._here())
+
+    # -- taking ----------------------------------------------------------------------------
+    def _take_pieces(self, n: int) -> list[tuple[np.ndarray, int, int]]:
+        """Consume n values as (array piece, chunk offset, index of piece in its chunk)."""
+        pieces = []
+        chunks, offsets = self.chunks, self.offsets
+        need = n
+        while need:
+            head = chunks[0]
+            start = self.pos
+            k = min(len(head) - start, need)
+            pieces.append((head[start : start + k], offsets[0], start))
+            need -= k
+            self.pos = start + k
+            if self.pos == len(head):
+                chunks.popleft()
+                offsets.popleft()
+                self.pos = 0
+        self.pending -= n
+        return pieces
+
+    def _as_int(self, piece: np.ndarray, chunk_offset: int, first: int, what: str) -> np.ndarray:
+        if piece.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):
+                ints = piece.astype(np.int64)
+            bad = ints != piece
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self.tokens.error(
+                    f"{what}: expected an integer, found {float(piece[i])!r}",
+                    self.tokens.value_offset(chunk_offset, first + i),
+                )
+            return ints
+        return piece.astype(np.int64)
+
+    def take_ints(self, n: int, what: str) -> np.ndarray:
+        if n <= 0:
+            return _EMPTY_I
+        self._fill(n, what)
+        pieces = self._take_pieces(n)
+        if len(pieces) == 1:
+            return self._as_int(*pieces[0], what)
+        return np.concatenate([self._as_int(*p, what) for p in pieces])
+
+    def take_floats(self, n: int, what: str) -> np.ndarray:
+        if n <= 0:
+            return _EMPTY_F
+        self._fill(n, what)
+        pieces = self._take_pieces(n)
+        if len(pieces) == 1:
+            return pieces[0][0].astype(np.float64)  # always a copy: owned, writable
+        return np.concatenate([p[0] for p in pieces]).astype(np.float64, copy=False)
+
+    def take_int(self, what: str) -> int:
+        if self.pending == 0:
+            self._fill(1, what)
+        head = self.chunks[0]
+        value = head[self.pos]
+        if head.dtype.kind == "f" and not float(value).is_integer():
+            raise self._error(f"{what}: expected an integer, found {float(value)!r}")
+        self.pos += 1
+        self.pending -= 1
+        if self.pos == len(head):
+            self.chunks.popleft()
+            self.offsets.popleft()
+            self.pos = 0
+        return int(value)
+
+    def take_float(self, what: str) -> float:
+        return float(self.take_floats(1, what)[0])
+
+    def take_string(self, what: str) -> str:
+        if self.pending:
+            raise self._error(f"{what}: expected a string, found a number")
+        tokens = self.tokens
+        while True:
+            tok = tokens.next()
+            if tok[0] == STRING:
+                return str(tok[1])
+            if tok[0] == PUNCT and (tok[1] == ";" or tok[1] == ","):
+                continue
+            tokens.push(tok)
+            raise tokens.error(f"{what}: expected a string, found {describe(tok)}", tok[2])
+
+    def take_ragged(self, count: int, integer: bool, what: str) -> Ragged:
+        """``count`` records ``[k, v1..vk]`` (MeshFace): vectorised when all k are equal."""
+        flat_empty = _EMPTY_I if integer else _EMPTY_F
+        if count <= 0:
+            return Ragged(flat_empty, _EMPTY_I)
+        self.check_possible(count, what)
+        self._fill(1, what)
+        head = self.chunks[0][self.pos :]
+        k = head[0]
+        if k >= 1 and float(k).is_integer():
+            size = int(k) + 1
+            need = count * size
+            if len(head) >= need and bool((head[:need:size] == k).all()):
+                offset, first = self.offsets[0], self.pos
+                block = head[:need]
+                self._take_pieces(need)
+                flat = (
+                    self._as_int(block, offset, first, what)
+                    if integer
+                    else block.astype(np.float64)
+                )
+                return Ragged(flat, np.arange(count, dtype=np.int64) * size)
+        return self._take_ragged_walk(count, integer, what)
+
+    def _take_ragged_walk(self, count: int, integer: bool, what: str) -> Ragged:
+        """Records of mixed sizes: walk a list copy of each chunk, whole records at a time."""
+        flats: list[np.ndarray] = []
+        starts: list[int] = []
+        total = 0
+        done = 0
+        while done < count:
+            self._fill(1, what)
+            head = self.chunks[0]
+            lst = head[self.pos :].tolist()
+            i = 0
+            n = len(lst)
+            while done < count and i < n:
+                k = lst[i]
+                if k < 0 or k != int(k):
+                    raise self._error_at(i, f"{what}: bad record size {k!r}")
+                k = int(k)
+                if i + 1 + k > n:
+                    break
+                starts.append(total + i)
+                i += 1 + k
+                done += 1
+            if i:
+                offset, first = self.offsets[0], self.pos
+                piece = head[self.pos : self.pos + i]
+                self._take_pieces(i)
+                flats.append(self._as_int(piece, offset, first, what) if integer else piece)
+                total += i
+            if done < count:  # one record spans chunks: take it value by value
+                k = self.take_int(what)
+                if k < 0:
+                    raise self._error(f"{what}: bad record size {k}")
+                body = self.take_ints(k, what) if integer else self.take_floats(k, what)
+                starts.append(total)
+                flats.append(np.concatenate([np.array([k], dtype=body.dtype), body]))
+                total += 1 + k
+                done += 1
+        flat = np.concatenate(flats) if flats else _EMPTY_I
+        flat = flat.astype(np.int64 if integer else np.float64, copy=False)
+        return Ragged(flat, np.asarray(starts, dtype=np.int64))
+
+    def _error_at(self, index: int, message: str) -> Exception:
+        return self.tokens.error(
+            message, self.tokens.value_offset(self.offsets[0], self.pos + index)
+        )
+
+    def drain(self) -> int:
+        """Drop values left after the members were read; returns how many (for a warning)."""
+        left = self.pending
+        self.chunks.clear()
+        self.offsets.clear()
+        self.pos = 0
+        self.pending = 0
+        return left

@@ -1,0 +1,85 @@
+"""``scene_data(doc)``: the whole file as the importer walks it (frames, meshes, animation)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..document import XDocument, XObject
+from .animation import animation_set, morph_set
+from .cloth import attach_top_level
+from .mesh import mesh_data
+from .model import FrameData, MaterialData, MeshData, SceneData
+from .values import matrix16, member
+
+
+class _Builder:
+    def __init__(self, doc: XDocument) -> None:
+        self.doc = doc
+        self.materials: dict[int, MaterialData] = {}
+        self.meshes: dict[int, MeshData] = {}
+        self.order: list[
+            tuple[str, MeshData | XObject]
+        ] = []  # meshes and top-level cloth, file order
+        self.warnings: list[str] = []
+
+    def mesh(self, obj: XObject) -> MeshData | None:
+        found = self.meshes.get(id(obj))
+        if found is not None:
+            return found
+        try:
+            data = mesh_data(obj, self.materials)
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            self.warnings.append(f"{obj.where}: Mesh {obj.name or ''} ignored: {exc}")
+            return None
+        self.meshes[id(obj)] = data
+        self.order.append(("mesh", data))
+        return data
+
+    def frame(self, obj: XObject) -> FrameData:
+        data = FrameData(obj.name, np.eye(4), source=obj)
+        for child in obj.objects():
+            kind = child.template.lower()
+            if kind == "frametransformmatrix":
+                try:
+                    data.matrix = matrix16(member(child, 0, "frameMatrix"))
+                except (KeyError, ValueError) as exc:
+                    self.warnings.append(f"{child.where}: FrameTransformMatrix ignored: {exc}")
+            elif kind == "frame":
+                data.children.append(self.frame(child))
+            elif kind == "mesh":
+                mesh = self.mesh(child)
+                if mesh is not None:
+                    data.meshes.append(mesh)
+            else:
+                data.extras.append(child)
+        return data
+
+
+def scene_data(doc: XDocument) -> SceneData:
+    builder = _Builder(doc)
+    scene = SceneData(warnings=builder.warnings)
+    for obj in doc.top():
+        kind = obj.template.lower()
+        if kind == "frame":
+            scene.frames.append(builder.frame(obj))
+        elif kind == "mesh":
+            mesh = builder.mesh(obj)
+            if mesh is not None:
+                scene.meshes.append(mesh)
+        elif kind == "animationset":
+            scene.animation_sets.append(animation_set(obj, builder.warnings))
+        elif kind == "animtickspersecond":
+            try:
+                scene.ticks_per_second = float(member(obj, 0, "AnimTicksPerSecond"))
+            except (KeyError, ValueError, TypeError):
+                builder.warnings.append(f"{obj.where}: AnimTicksPerSecond without a value")
+        elif kind == "morphanimationset":
+            scene.morph_sets.append(morph_set(obj))
+        elif kind == "clothmasses":
+            builder.order.append(("masses", obj))
+        elif kind == "clothsprings":
+            builder.order.append(("springs", obj))
+        else:
+            scene.extras.append(obj)
+    attach_top_level(builder.order, builder.warnings)
+    return scene
