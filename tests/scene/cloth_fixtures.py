@@ -1,0 +1,77 @@
+"""Shared set-up of the cloth tests and benchmark: grid meshes and xof's physics registered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def grid_arrays(nx: int, ny: int, size: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices ``(nx*ny, 3)`` of a flat XY grid (row-major, row 0 at y = +size/2) and quad
+    corners ``(F, 4)``."""
+    xs = np.linspace(-size / 2, size / 2, nx)
+    ys = np.linspace(size / 2, -size / 2, ny)
+    gx, gy = np.meshgrid(xs, ys)
+    verts = np.column_stack([gx.ravel(), gy.ravel(), np.zeros(nx * ny)])
+    i, j = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1))
+    a = (j * nx + i).ravel()
+    quads = np.column_stack([a, a + nx, a + nx + 1, a + 1])
+    return verts, quads
+
+
+def grid_object(bpy: Any, name: str, nx: int, ny: int, size: float = 2.0) -> Any:
+    """A mesh object holding an ``nx`` x ``ny`` grid, linked to the scene."""
+    verts, quads = grid_arrays(nx, ny, size)
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(verts))
+    mesh.vertices.foreach_set("co", verts.astype(np.float32).ravel())
+    mesh.loops.add(quads.size)
+    mesh.loops.foreach_set("vertex_index", quads.astype(np.int32).ravel())
+    mesh.polygons.add(len(quads))
+    mesh.polygons.foreach_set("loop_start", np.arange(0, quads.size, 4, dtype=np.int32))
+    mesh.polygons.foreach_set("loop_total", np.full(len(quads), 4, dtype=np.int32))
+    mesh.update(calc_edges=True)
+    mesh.validate()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def pin_top_corners(bpy: Any, obj: Any, nx: int) -> np.ndarray:
+    """Mass group ``cloth_mass``: 1 everywhere, 0 (pinned) at the two top corners."""
+    from xof.addon.scene.cloth_data import MASS_GROUP, set_group_weights
+
+    masses = np.ones(len(obj.data.vertices))
+    masses[[0, nx - 1]] = 0.0
+    set_group_weights(obj, MASS_GROUP, masses)
+    return masses
+
+
+def positions(obj: Any) -> np.ndarray:
+    mesh = obj.data
+    out = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.attributes["position"].data.foreach_get("vector", out)
+    return out.reshape(-1, 3)
+
+
+def evaluated_positions(bpy: Any, obj: Any) -> np.ndarray:
+    dg = bpy.context.evaluated_depsgraph_get()
+    mesh = obj.evaluated_get(dg).data
+    out = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.attributes["position"].data.foreach_get("vector", out)
+    return out.reshape(-1, 3)
+
+
+def register_physics() -> None:
+    from xof.operators import physics_ops, physics_panel, physics_props, sim_handler
+
+    for module in (physics_props, physics_ops, physics_panel, sim_handler):
+        module.register()
+
+
+def unregister_physics() -> None:
+    from xof.operators import physics_ops, physics_panel, physics_props, sim_handler
+
+    for module in (sim_handler, physics_panel, physics_ops, physics_props):
+        module.unregister()
