@@ -72,5 +72,6 @@ def test_cube_scene_view() -> None:
 
 def test_truncated_text_names_line_and_column() -> None:
     with pytest.raises(XFileError) as info:
-        read(CUBE[:-40])
-    assert "end of file inside" in str(info.value)
+        read(CUBE[:-40])  # cut inside MeshNormals, on line 26
+    assert str(info.value).startswith("<data>:26:")
+    assert "MeshNormals.normals" in str(info.value)
