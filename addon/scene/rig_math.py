@@ -1,0 +1,185 @@
+"""Batched quaternion and matrix helpers for rigs (numpy only, no bpy).
+
+Quaternions are ``(w, x, y, z)``. ``quat_to_mat3`` is the usual column-vector rotation matrix;
+a .X rotation key ``q`` gives the file's row-vector frame rotation ``quat_to_mat3(q)`` (the
+file stores the conjugate of what the row convention would suggest, so the two transposes
+cancel). All functions take stacks (``(..., 4)``, ``(..., 4, 4)``) so a whole track converts at
+once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def quat_to_mat3(q: np.ndarray) -> np.ndarray:
+    """(..., 4) quaternions (normalised here) -> (..., 3, 3) column-vector rotations."""
+    q = np.asarray(q, dtype=np.float64)
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    q = q / np.where(norm > 0.0, norm, 1.0)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    m = np.empty((*q.shape[:-1], 3, 3))
+    m[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    m[..., 0, 1] = 2 * (x * y - z * w)
+    m[..., 0, 2] = 2 * (x * z + y * w)
+    m[..., 1, 0] = 2 * (x * y + z * w)
+    m[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    m[..., 1, 2] = 2 * (y * z - x * w)
+    m[..., 2, 0] = 2 * (x * z - y * w)
+    m[..., 2, 1] = 2 * (y * z + x * w)
+    m[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return m
+
+
+def mat3_to_quat(m: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) proper rotations -> (..., 4) unit quaternions with ``w >= 0``."""
+    m = np.asarray(m, dtype=np.float64)
+    tr = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
+    # four candidate forms; pick per matrix the one with the largest (stable) denominator
+    cand = np.stack(
+        [
+            tr,
+            m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2],
+            m[..., 1, 1] - m[..., 0, 0] - m[..., 2, 2],
+            m[..., 2, 2] - m[..., 0, 0] - m[..., 1, 1],
+        ],
+        axis=-1,
+    )
+    pick = np.argmax(cand, axis=-1)
+    s = np.sqrt(np.maximum(1.0 + np.take_along_axis(cand, pick[..., None], -1)[..., 0], 1e-300))
+    d = 0.5 / s
+    q = np.empty((*m.shape[:-2], 4))
+    forms = [
+        (
+            0.5 * s,
+            (m[..., 2, 1] - m[..., 1, 2]) * d,
+            (m[..., 0, 2] - m[..., 2, 0]) * d,
+            (m[..., 1, 0] - m[..., 0, 1]) * d,
+        ),
+        (
+            (m[..., 2, 1] - m[..., 1, 2]) * d,
+            0.5 * s,
+            (m[..., 0, 1] + m[..., 1, 0]) * d,
+            (m[..., 0, 2] + m[..., 2, 0]) * d,
+        ),
+        (
+            (m[..., 0, 2] - m[..., 2, 0]) * d,
+            (m[..., 0, 1] + m[..., 1, 0]) * d,
+            0.5 * s,
+            (m[..., 1, 2] + m[..., 2, 1]) * d,
+        ),
+        (
+            (m[..., 1, 0] - m[..., 0, 1]) * d,
+            (m[..., 0, 2] + m[..., 2, 0]) * d,
+            (m[..., 1, 2] + m[..., 2, 1]) * d,
+            0.5 * s,
+        ),
+    ]
+    for k, form in enumerate(forms):
+        sel = pick == k
+        for c in range(4):
+            q[..., c] = np.where(sel, form[c], q[..., c] if k else 0.0)
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Spherical interpolation along the short arc, batched over leading axes."""
+    q0 = np.asarray(q0, dtype=np.float64)
+    q1 = np.asarray(q1, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
+    q1 = np.where(dot < 0.0, -q1, q1)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin = np.sin(theta)
+    small = sin < 1e-9
+    safe = np.where(small, 1.0, sin)
+    a = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    b = np.where(small, t, np.sin(t * theta) / safe)
+    out = a * q0 + b * q1
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def quat_angle(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """Rotation angle (radians, 0..pi) between two stacks of unit quaternions."""
+    dot = np.abs(np.sum(np.asarray(q0) * np.asarray(q1), axis=-1))
+    return 2.0 * np.arccos(np.clip(dot, 0.0, 1.0))
+
+
+def make_continuous(q: np.ndarray) -> np.ndarray:
+    """Flip signs along a (k, 4) track so consecutive quaternions share a hemisphere.
+
+    Blender interpolates quaternion channels one by one: a sign flip between two keys would
+    swing the long way round.
+    """
+    q = np.array(q, dtype=np.float64, copy=True)
+    if len(q) < 2:
+        return q
+    flips = np.sum(q[1:] * q[:-1], axis=-1) < 0.0
+    sign = np.concatenate([[1.0], np.where(np.cumsum(flips) % 2 == 1, -1.0, 1.0)])
+    return q * sign[:, None]
+
+
+def closest_rotation(m3: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) -> the nearest proper rotation (polar decomposition through SVD)."""
+    u, _, vt = np.linalg.svd(np.asarray(m3, dtype=np.float64))
+    r = u @ vt
+    flip = np.linalg.det(r) < 0.0
+    if np.any(flip):
+        u = np.array(u, copy=True)
+        u[flip, :, 2] *= -1.0
+        r = u @ vt
+    return r
+
+
+def decompose(m4: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(..., 4, 4) column-vector matrices -> location, quaternion, scale (``T @ R @ S``).
+
+    Scale is per column (exact when the matrix has no shear); a mirrored matrix gets all
+    three scales negated so that the rotation stays proper.
+    """
+    m4 = np.asarray(m4, dtype=np.float64)
+    loc = m4[..., :3, 3].copy()
+    m3 = m4[..., :3, :3]
+    scale = np.linalg.norm(m3, axis=-2)
+    sign = np.where(np.linalg.det(m3) < 0.0, -1.0, 1.0)
+    scale = scale * sign[..., None]
+    safe = np.where(np.abs(scale) > 1e-12, scale, 1.0)
+    rot = closest_rotation(m3 / safe[..., None, :])
+    return loc, mat3_to_quat(rot), scale
+
+
+def compose(loc: np.ndarray, quat: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """location, quaternion, scale stacks -> (..., 4, 4) ``T @ R @ S``."""
+    loc = np.asarray(loc, dtype=np.float64)
+    r = quat_to_mat3(quat) * np.asarray(scale, dtype=np.float64)[..., None, :]
+    m = np.zeros((*r.shape[:-2], 4, 4))
+    m[..., :3, :3] = r
+    m[..., :3, 3] = loc
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def row_compose(pos: np.ndarray, quat: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """File (row-vector) local matrices ``S * R * T`` from key values, batched.
+
+    The rotation block is ``quat_to_mat3(q)`` itself (see the module docstring), each row
+    scaled by its axis' scale; translation in row 3.
+    """
+    r = quat_to_mat3(quat) * np.asarray(scale, dtype=np.float64)[..., :, None]
+    m = np.zeros((*r.shape[:-2], 4, 4))
+    m[..., :3, :3] = r
+    m[..., 3, :3] = np.asarray(pos, dtype=np.float64)
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def row_decompose(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inverse of :func:`row_compose`: file row matrices -> position, quaternion, scale."""
+    m = np.asarray(m, dtype=np.float64)
+    loc, quat, scale = decompose(np.swapaxes(m, -1, -2))
+    # decompose() read the transposed matrix: its "rotation" is quat_to_mat3(q).T, so conjugate
+    quat = quat * np.array([1.0, -1.0, -1.0, -1.0])
+    quat = np.where(quat[..., :1] < 0.0, -quat, quat)
+    return loc, quat, scale

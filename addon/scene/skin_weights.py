@@ -1,0 +1,98 @@
+"""A mesh's SkinWeights -> clean per-bone vertex weights, with what was wrong (no bpy).
+
+Broken files exist (indices past the vertex count, NaN weights, SkinWeights naming a frame
+the file lacks): the bad entries are dropped and reported, the rest imports. Weights that do
+not sum to 1 per vertex are normalised (D3D renders them as given, but Blender's Armature
+modifier divides by the sum anyway; normalising makes the stored data say what is shown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..xfile.views.model import MeshData
+
+#: a vertex whose weights sum differs from 1 by more than this is normalised and counted
+SUM_TOLERANCE = 1e-3
+
+
+@dataclass(eq=False)
+class GroupWeights:
+    frame_name: str  # as the file names it
+    indices: np.ndarray  # (k,) unique vertex indices
+    weights: np.ndarray  # (k,) float64, > 0
+
+
+@dataclass(eq=False)
+class SkinPlan:
+    groups: list[GroupWeights] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    normalised: int = 0  # vertices whose sums were rescaled
+    max_influences: int = 0  # largest number of bones on one vertex
+
+
+def plan_skin(mesh: MeshData, n_vertices: int) -> SkinPlan:
+    """Validated, merged, normalised weights of ``mesh``'s SkinWeights."""
+    out = SkinPlan()
+    skin = mesh.skin
+    if skin is None:
+        return out
+    label = mesh.name or "<unnamed mesh>"
+    merged: dict[str, np.ndarray] = {}
+    bad_index = bad_weight = mismatched = 0
+    for sw in skin.weights:
+        idx = np.asarray(sw.indices, dtype=np.int64).reshape(-1)
+        w = np.asarray(sw.weights, dtype=np.float64).reshape(-1)
+        if len(idx) != len(w):
+            mismatched += 1
+            n = min(len(idx), len(w))
+            idx, w = idx[:n], w[:n]
+        in_range = (idx >= 0) & (idx < n_vertices)
+        finite = np.isfinite(w)
+        bad_index += int(np.count_nonzero(~in_range))
+        bad_weight += int(np.count_nonzero(in_range & (~finite | (w < 0.0))))
+        keep = in_range & finite & (w > 0.0)
+        dense = merged.setdefault(sw.frame_name, np.zeros(n_vertices))
+        np.add.at(dense, idx[keep], w[keep])
+    if bad_index:
+        out.warnings.append(f"{label}: {bad_index} skin weight(s) with vertex index out of range")
+    if bad_weight:
+        out.warnings.append(f"{label}: {bad_weight} skin weight(s) not finite or negative")
+    if mismatched:
+        out.warnings.append(f"{label}: {mismatched} SkinWeights with index/weight count mismatch")
+    if not merged:
+        return out
+    names = list(merged)
+    table = np.stack([merged[n] for n in names])  # (bones, vertices)
+    sums = table.sum(axis=0)
+    off = (sums > 0.0) & (np.abs(sums - 1.0) > SUM_TOLERANCE)
+    out.normalised = int(np.count_nonzero(off))
+    if out.normalised:
+        out.warnings.append(
+            f"{label}: {out.normalised} vertices' skin weights did not sum to 1; normalised"
+        )
+    table[:, sums > 0.0] /= sums[sums > 0.0]
+    influences = np.count_nonzero(table > 0.0, axis=0)
+    out.max_influences = int(influences.max()) if influences.size else 0
+    for name, row in zip(names, table, strict=True):
+        nz = np.flatnonzero(row > 0.0)
+        out.groups.append(GroupWeights(name, nz, row[nz]))
+    out.warnings.extend(_header_warnings(label, skin, len(skin.weights), out.max_influences))
+    return out
+
+
+def _header_warnings(label: str, skin: object, n_weights: int, max_influences: int) -> list[str]:
+    """XSkinMeshHeader against the data (the header is advisory; the data wins)."""
+    notes: list[str] = []
+    per_vertex = getattr(skin, "max_weights_per_vertex", None)
+    bones = getattr(skin, "bone_count", None)
+    if per_vertex is not None and max_influences > per_vertex:
+        notes.append(
+            f"{label}: XSkinMeshHeader allows {per_vertex} weights per vertex, "
+            f"the data has up to {max_influences}"
+        )
+    if bones is not None and bones != n_weights:
+        notes.append(f"{label}: XSkinMeshHeader says {bones} bones, the mesh has {n_weights}")
+    return notes
