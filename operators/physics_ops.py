@@ -1,0 +1,115 @@
+"""Reset, Bake and Free Bake for an object's xof simulation."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+import bpy
+
+from ..addon.scene import cloth_bake, cloth_runtime
+
+Result = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH", "INTERFACE"]]
+
+
+def _sim_object(context: Any) -> Any:
+    obj = context.object
+    if obj is None or obj.type != "MESH" or not obj.xof_physics.enabled:
+        return None
+    return obj
+
+
+def pc2_path(obj: Any) -> str:
+    """Where the .pc2 goes: the user's path, else next to the saved .blend."""
+    props = obj.xof_physics
+    if props.bake_path:
+        return str(bpy.path.abspath(props.bake_path))
+    if not bpy.data.filepath:
+        raise RuntimeError("save the .blend first or set a PC2 file path")
+    folder = os.path.dirname(bpy.data.filepath)
+    stem = os.path.splitext(os.path.basename(bpy.data.filepath))[0]
+    return os.path.join(folder, f"{stem}_{bpy.path.clean_name(obj.name)}.pc2")
+
+
+class XOF_OT_sim_reset(bpy.types.Operator):
+    """Free the cached frames and put the mesh back in its rest shape"""
+
+    bl_idname = "xof.sim_reset"
+    bl_label = "Reset Simulation"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = _sim_object(context)
+        return obj is not None and obj.xof_physics.cache_state != "BAKED"
+
+    def execute(self, context: Any) -> Result:
+        obj = _sim_object(context)
+        cloth_runtime.free_cache(obj)
+        cloth_runtime.forget(obj)
+        cloth_runtime.restore_rest(obj)
+        return {"FINISHED"}
+
+
+class XOF_OT_sim_bake(bpy.types.Operator):
+    """Simulate the frame range and bake it to shape keys or a .pc2 file"""
+
+    bl_idname = "xof.sim_bake"
+    bl_label = "Bake"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = _sim_object(context)
+        return obj is not None and obj.xof_physics.cache_state != "BAKED"
+
+    def execute(self, context: Any) -> Result:
+        obj = _sim_object(context)
+        props = obj.xof_physics
+        try:
+            start, frames = cloth_bake.simulate_range(context.scene, obj)
+            if props.bake_target == "PC2":
+                cloth_bake.bake_pc2(obj, start, frames, pc2_path(obj))
+            else:
+                cloth_bake.bake_shape_keys(obj, start, frames)
+        except (RuntimeError, ValueError, OSError) as exc:
+            self.report({"ERROR"}, f"Bake failed: {exc}")
+            return {"CANCELLED"}
+        props.cache_state = "BAKED"
+        self.report({"INFO"}, f"Baked {len(frames)} frames of {obj.name}")
+        return {"FINISHED"}
+
+
+class XOF_OT_sim_free_bake(bpy.types.Operator):
+    """Remove the baked shape keys or Mesh Cache modifier; the live simulation takes over"""
+
+    bl_idname = "xof.sim_free_bake"
+    bl_label = "Free Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = _sim_object(context)
+        return obj is not None and obj.xof_physics.cache_state == "BAKED"
+
+    def execute(self, context: Any) -> Result:
+        obj = _sim_object(context)
+        cloth_bake.free_bake(obj)
+        rt = cloth_runtime.peek_runtime(obj)
+        has_frames = (rt is not None and len(rt.cache) > 0) or cloth_runtime.CACHE_PROPERTY in obj
+        obj.xof_physics.cache_state = "VALID" if has_frames else "EMPTY"
+        cloth_runtime.update_object(obj, context.scene, context.evaluated_depsgraph_get())
+        return {"FINISHED"}
+
+
+_CLASSES = (XOF_OT_sim_reset, XOF_OT_sim_bake, XOF_OT_sim_free_bake)
+
+
+def register() -> None:
+    for cls in _CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    for cls in reversed(_CLASSES):
+        bpy.utils.unregister_class(cls)

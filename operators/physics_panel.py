@@ -1,0 +1,96 @@
+"""The "xof Cloth / Soft Body" panel in the Physics properties tab, for any mesh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+
+
+class XOF_PT_physics(bpy.types.Panel):
+    """Settings, cache state and bake buttons of the object's xof simulation"""
+
+    bl_label = "xof Cloth / Soft Body"
+    bl_idname = "XOF_PT_physics"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = context.object
+        return obj is not None and obj.type == "MESH"
+
+    def draw_header(self, context: Any) -> None:
+        if self.layout is not None:
+            self.layout.prop(context.object.xof_physics, "enabled", text="")
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        if layout is None:
+            return
+        layout.use_property_split = True
+        obj = context.object
+        props = obj.xof_physics
+        layout.enabled = props.enabled
+        baked = props.cache_state == "BAKED"
+
+        col = layout.column()
+        col.enabled = not baked
+        col.prop(props, "sim_type")
+        col.prop(props, "solver")
+        col.prop_search(props, "mass_group", obj, "vertex_groups")
+        col.prop(props, "springs_source")
+        row = col.row(heading="Extra Springs")
+        row.prop(props, "use_shear", text="Shear", toggle=True)
+        row.prop(props, "use_bend", text="Bend", toggle=True)
+        col.separator()
+        col.prop(props, "stiffness")
+        sub = col.column(align=True)
+        sub.active = props.use_shear
+        sub.prop(props, "shear_stiffness")
+        sub = col.column(align=True)
+        sub.active = props.use_bend
+        sub.prop(props, "bend_stiffness")
+        col.prop(props, "damping")
+        if props.solver == "CLASSIC":
+            col.prop(props, "spring_damping")
+        col.prop(props, "drag")
+        col.prop(props, "gravity")
+        col.prop(props, "wind")
+        col.prop(props, "substeps")
+        if props.sim_type == "SOFT":
+            col.prop(props, "shape_stiffness")
+        col.separator()
+        col.prop(props, "collider_collection")
+        sub = col.column(align=True)
+        sub.active = props.collider_collection is not None
+        sub.prop(props, "friction")
+        sub.prop(props, "collision_margin")
+
+        box = layout.box()
+        row = box.row(align=True)
+        row.enabled = not baked
+        row.prop(props, "frame_start")
+        row.prop(props, "frame_end")
+        box.label(text=f"Cache: {props.cache_state.title()}", icon="PHYSICS")
+        if props.last_warning:
+            box.label(text=props.last_warning, icon="ERROR")
+        box.prop(props, "bake_target")
+        if props.bake_target == "PC2":
+            box.prop(props, "bake_path")
+        row = box.row(align=True)
+        row.operator("xof.sim_reset", icon="FILE_REFRESH")
+        if baked:
+            row.operator("xof.sim_free_bake", icon="TRASH")
+        else:
+            row.operator("xof.sim_bake", icon="REC")
+
+
+def register() -> None:
+    bpy.utils.register_class(XOF_PT_physics)
+
+
+def unregister() -> None:
+    bpy.utils.unregister_class(XOF_PT_physics)
