@@ -49,7 +49,9 @@ class ValueStream:
 
     def _fill(self, n: int, what: str) -> None:
         if n > self.pending + self.tokens.remaining():
-            raise self._error(f"{what}: {n} values wanted, the rest of the file cannot hold that many")
+            raise self._error(
+                f"{what}: {n} values wanted, the rest of the file cannot hold that many"
+            )
         while self.pending < n:
             if not self._pull():
                 tok = self.tokens.next()

@@ -1,0 +1,134 @@
+"""One mesh in every container (txt, bin, tzip, bzip), both versions and both float sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from addon.xfile import XFileError, read
+
+from .xenc import Bin, block_needs_dictionary, compressed_file, mszip
+
+POSITIONS = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 2.0, 2.0, 0.5]
+FACES = [2, 4, 0, 1, 2, 3, 3, 1, 4, 2]  # nFaces, then (count, indices...) per face
+
+TEXT_BODY = b"""
+Mesh Quad {
+ 5;
+ 0.0;0.0;0.0;, 1.0;0.0;0.0;, 1.0;1.0;0.0;, 0.0;1.0;0.0;, 2.0;2.0;0.5;;
+ 2;
+ 4;0,1,2,3;, 3;1,4,2;;
+ MeshTextureCoords { 5; 0.0;0.0;, 1.0;0.0;, 1.0;1.0;, 0.0;1.0;, 0.25;0.75;; }
+}
+"""
+
+
+def binary_body(float_bits: int = 32) -> bytes:
+    b = Bin(float_bits)
+    b.name("Mesh").name("Quad").p("{")
+    b.ints([5]).floats(POSITIONS).ints(FACES)  # lists span members, as real files do
+    b.name("MeshTextureCoords").p("{").ints([5])
+    b.floats([0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.25, 0.75]).p("}")
+    b.p("}")
+    return b.body()
+
+
+def check_quad(data: bytes) -> None:
+    doc = read(data)
+    (mesh,) = doc.scene().meshes
+    assert mesh.positions.tolist() == np.reshape(POSITIONS, (5, 3)).tolist()
+    assert mesh.face_sizes.tolist() == [4, 3]
+    assert mesh.corners.tolist() == [0, 1, 2, 3, 1, 4, 2]
+    assert mesh.uv_sets[0][4].tolist() == [0.25, 0.75]
+    assert mesh.positions.flags.writeable
+
+
+@pytest.mark.parametrize("version", ["0302", "0303"])
+@pytest.mark.parametrize("bits", [32, 64])
+def test_text(version: str, bits: int) -> None:
+    data = f"xof {version}txt 00{bits}".encode() + TEXT_BODY
+    check_quad(data)
+    doc = read(data)
+    assert (doc.format, doc.version, doc.float_bits) == ("txt", version, bits)
+
+
+@pytest.mark.parametrize("version", ["0302", "0303"])
+@pytest.mark.parametrize("bits", [32, 64])
+def test_binary(version: str, bits: int) -> None:
+    data = f"xof {version}bin 00{bits}".encode() + binary_body(bits)
+    check_quad(data)
+    assert read(data).float_bits == bits
+
+
+def test_binary_64_bit_floats_keep_double_precision() -> None:
+    b = Bin(64).name("Mesh").p("{").ints([1]).floats([0.1, 1e-300, 3.0]).ints([0]).p("}")
+    mesh = next(read(b.file()).top("Mesh"))
+    assert mesh["vertices"][0].tolist() == [0.1, 1e-300, 3.0]
+
+
+def test_tzip_and_bzip() -> None:
+    check_quad(compressed_file(TEXT_BODY, "tzip"))
+    check_quad(compressed_file(binary_body(), "bzip"))
+    check_quad(compressed_file(binary_body(64), "bzip", float_bits=64))
+    assert read(compressed_file(TEXT_BODY, "tzip")).format == "tzip"
+
+
+def _big_text_body() -> bytes:
+    """~120 KB of text whose later blocks repeat earlier ones (cross-block references)."""
+    rows = [f"Frame F{i} {{ FrameTransformMatrix {{ 1,0,0,0,0,1,0,0,0,0,1,0,{i},0,0,1;; }} }}\n"
+            for i in range(1500)]  # fmt: skip
+    return "".join(rows).encode()
+
+
+def test_multi_block_mszip_uses_the_previous_window() -> None:
+    body = _big_text_body()
+    payload = mszip(body)
+    assert len(body) > 3 * 32768  # at least 4 blocks
+    assert block_needs_dictionary(payload, 1) and block_needs_dictionary(payload, 3)
+    doc = read(b"xof 0303tzip0032" + payload)
+    frames = list(doc.top("Frame"))
+    assert len(frames) == 1500
+    m = next(frames[1234].objects("FrameTransformMatrix"))["frameMatrix"]["matrix"]
+    assert m[12] == 1234.0
+
+
+def test_multi_block_binary_bzip() -> None:
+    b = Bin()
+    for i in range(3000):
+        b.name("Frame").name(f"F{i}").p("{").name("FrameTransformMatrix").p("{")
+        b.floats([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, i, 2 * i, 0, 1]).p("}").p("}")
+    body = b.body()
+    assert len(body) > 3 * 32768
+    payload = mszip(body)
+    assert block_needs_dictionary(payload, 2)
+    doc = read(b"xof 0303bzip0032" + payload)
+    frames = list(doc.top("Frame"))
+    assert len(frames) == 3000
+    m = next(frames[2999].objects("FrameTransformMatrix"))["frameMatrix"]["matrix"]
+    assert m[12:14].tolist() == [2999.0, 5998.0]
+
+
+def test_blocks_smaller_than_32k_also_work() -> None:
+    check_quad(compressed_file(TEXT_BODY, "tzip", block=50))
+
+
+@pytest.mark.parametrize(
+    ("data", "place", "why"),
+    [
+        (b"xof 0303txt", "byte 0", "header alone needs 16"),
+        (b"abc 0303txt 0032 Frame {}", "byte 0", "not a .X file"),
+        (b"xof 0303zip 0032 Frame {}", "byte 8", "unknown format"),
+        (b"xof 0303txt 0016 Frame {}", "byte 12", "bad float size"),
+        (b"xof abcdtxt 0032 Frame {}", "byte 4", "bad version"),
+    ],
+)
+def test_bad_headers(data: bytes, place: str, why: str) -> None:
+    with pytest.raises(XFileError) as info:
+        read(data)
+    assert f"<data>:{place}: " in str(info.value)
+    assert why in str(info.value)
+
+
+def test_header_line_may_carry_junk() -> None:
+    data = b"xof 0303txt 0032 // written by an exporter\r\n" + TEXT_BODY
+    check_quad(data)
