@@ -1,0 +1,51 @@
+"""The command-line contract: ``python -m addon.xfile info FILE [--json]``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .test_containers import TEXT_BODY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "addon.xfile", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_json_summary(tmp_path: Path) -> None:
+    path = tmp_path / "quad.x"
+    path.write_bytes(b"xof 0302txt 0064" + TEXT_BODY + b"Frame F { Frame G {} }")
+    result = run("info", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["format"] == "txt" and info["version"] == "0302" and info["float_bits"] == 64
+    assert info["objects"] == {"Mesh": 1, "MeshTextureCoords": 1, "Frame": 2}
+    assert info["meshes"] == [{"name": "Quad", "vertices": 5, "faces": 2, "corners": 7}]
+    assert info["warnings"] == [] and info["unresolved"] == []
+
+
+def test_human_summary(tmp_path: Path) -> None:
+    path = tmp_path / "quad.x"
+    path.write_bytes(b"xof 0303txt 0032" + TEXT_BODY)
+    result = run("info", str(path))
+    assert result.returncode == 0
+    assert "mesh Quad: 5 vertices, 2 faces, 7 corners" in result.stdout
+
+
+def test_unreadable_file_one_line_exit_1(tmp_path: Path) -> None:
+    path = tmp_path / "bad.x"
+    path.write_bytes(b"xof 0303txt 0032\nMesh {\n  3;\n  oops\n}")
+    result = run("info", str(path), "--json")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{path}:4:3:" in lines[0] and "Traceback" not in result.stderr
+    missing = run("info", str(tmp_path / "missing.x"))
+    assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
