@@ -161,8 +161,10 @@ def select_result(context: bpy.types.Context, result: ImportResult) -> None:
     view_layer = context.view_layer
     if view_layer is None or not result.objects:
         return
-    in_layer = {o.as_pointer() for o in view_layer.objects}
-    for obj in view_layer.objects:
+    view_layer.update()  # steps may have removed objects: resync the layer's bases first
+    layer_objects = [o for o in view_layer.objects if o is not None]
+    in_layer = {o.as_pointer() for o in layer_objects}
+    for obj in layer_objects:
         obj.select_set(False)
     for obj in result.objects:
         if obj.as_pointer() in in_layer:

@@ -64,13 +64,27 @@ class Conversion:
         c[:3, :3] = self.scale * self.mirror
         return c
 
+    def _apply(self, vectors: np.ndarray, factor: float) -> np.ndarray:
+        """``factor * L @ v`` per row; ``L`` is a signed permutation: gather columns, no matmul."""
+        v = np.asarray(vectors)
+        if v.dtype not in (np.float32, np.float64):
+            v = v.astype(np.float64)
+        columns = np.abs(self.mirror).argmax(axis=1)
+        signs = self.mirror[np.arange(3), columns] * factor
+        if sorted(columns) != [0, 1, 2] or not np.allclose(np.abs(self.mirror).sum(axis=1), 1):
+            return (v @ self.mirror.T) * factor  # not a signed permutation: plain product
+        out = v[:, columns]
+        if not np.all(signs == 1.0):
+            out *= signs.astype(v.dtype)
+        return out
+
     def positions(self, points: np.ndarray) -> np.ndarray:
-        """(n, 3) file points -> (n, 3) float64 Blender points."""
-        return (np.asarray(points, dtype=np.float64) @ self.mirror.T) * self.scale
+        """(n, 3) file points -> (n, 3) Blender points (float32 stays float32)."""
+        return self._apply(points, self.scale)
 
     def directions(self, vectors: np.ndarray) -> np.ndarray:
         """(n, 3) file normals/directions -> Blender (no scale; ``L`` is orthonormal)."""
-        return np.asarray(vectors, dtype=np.float64) @ self.mirror.T
+        return self._apply(vectors, 1.0)
 
     def matrix(self, m: np.ndarray) -> np.ndarray:
         """A file 4x4 row-vector matrix -> Blender 4x4 column-vector matrix."""

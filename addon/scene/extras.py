@@ -105,10 +105,12 @@ def keep_extras(ctx: BuildContext) -> None:
         extras = mesh_extras(mesh.source)
         attach(obj, extras)
         kept += extras
-    if ctx.scene.extras:
+    used = {id(m.source) for mesh in ctx.scene.all_meshes() for m in mesh.materials}
+    top = [o for o in ctx.scene.extras if id(o) not in used]  # not referenced materials
+    if top:
         if ctx.roots:
-            attach(ctx.roots[0], ctx.scene.extras)
-        kept += ctx.scene.extras
+            attach(ctx.roots[0], top)
+        kept += top
     names = sorted({o.template for o in kept})
     for name in names:
         count = sum(1 for o in kept if o.template == name)

@@ -108,12 +108,9 @@ class BuildContext:
 
 def scene_data_of(doc: XDocument) -> SceneData:
     """The typed views of a document (the reader's ``scene_data``)."""
-    from ..xfile import views
+    from ..xfile.views import scene_data
 
-    maker = getattr(views, "scene_data", None)
-    if maker is not None:
-        return maker(doc)  # type: ignore[no-any-return]
-    return doc.scene()  # type: ignore[attr-defined,no-any-return]
+    return scene_data(doc)
 
 
 def build_scene(
@@ -189,25 +186,24 @@ def import_files(
     Reader errors arrive as :class:`~..xfile.XFileError` (file and place in the message).
     """
     result = ImportResult()
-    before = rollback.snapshot()
     progress: Progress | None = None
     try:
-        for path in paths:
-            document = read(str(path))
-            scene = scene_data_of(document)
-            steps = discover_steps()
-            progress = Progress(len(scene.all_meshes()) + len(steps) + 1, f"xof {Path(path).name}")
-            result.files.append(str(path))
-            build_scene(
-                scene, options, collection,
-                filepath=str(path), document=document, result=result, steps=steps,
-                progress=progress,
-            )  # fmt: skip
-            progress.end()
-            progress = None
-    except BaseException:
+        with rollback.transaction():
+            for path in paths:
+                document = read(str(path))
+                scene = scene_data_of(document)
+                steps = discover_steps()
+                total = len(scene.all_meshes()) + len(steps) + 1
+                progress = Progress(total, f"xof {Path(path).name}")
+                result.files.append(str(path))
+                build_scene(
+                    scene, options, collection,
+                    filepath=str(path), document=document, result=result, steps=steps,
+                    progress=progress,
+                )  # fmt: skip
+                progress.end()
+                progress = None
+    finally:
         if progress is not None:
             progress.end()
-        rollback.remove_new(before)
-        raise
     return result

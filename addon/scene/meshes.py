@@ -15,7 +15,8 @@ import bpy
 import numpy as np
 
 from ..xfile.views.model import MaterialData, MeshData
-from .convert import Conversion, face_starts, reversed_winding_order
+from .convert import Conversion, face_starts
+from .faces import plan_faces
 
 #: Blender 4.5 stores free custom normals as a float corner attribute; older needs the RNA call
 _FLOAT_CUSTOM_NORMALS = bpy.app.version >= (4, 5, 0)
@@ -38,56 +39,6 @@ class MeshBuild:
     kept_faces: np.ndarray  # (f,) bool: file faces present in the mesh, in order
     loop_to_corner: np.ndarray  # (loops,) index of the file corner each Blender loop came from
     warnings: list[str] = field(default_factory=list)
-
-
-def _faces_to_drop(
-    sizes: np.ndarray, corners: np.ndarray, n_verts: int
-) -> tuple[np.ndarray, list[str]]:
-    """Bool mask of faces Blender cannot hold, and why (counts)."""
-    notes: list[str] = []
-    f = len(sizes)
-    drop = sizes < 3
-    if drop.any():
-        notes.append(f"{int(drop.sum())} face(s) with fewer than 3 corners dropped")
-    if f == 0:
-        return drop, notes
-    face_of = np.repeat(np.arange(f), sizes)
-    bad_corner = (corners < 0) | (corners >= n_verts)
-    if bad_corner.any():
-        bad = np.zeros(f, dtype=bool)
-        bad[face_of[bad_corner]] = True
-        notes.append(f"{int(bad.sum())} face(s) with vertex indices out of range dropped")
-        drop |= bad
-    # repeated vertices in a face: consecutive corners (all sizes), quad diagonals, n-gons
-    starts = face_starts(sizes)
-    nxt = np.arange(len(corners)) + 1
-    last = starts + sizes - 1
-    valid_last = sizes > 0
-    nxt[last[valid_last]] = starts[valid_last]
-    repeated = np.zeros(f, dtype=bool)
-    if len(corners):
-        same = corners == corners[nxt]
-        repeated[face_of[same]] = True
-    quads = np.flatnonzero(sizes == 4)
-    if len(quads):
-        s = starts[quads]
-        repeated[quads] |= (corners[s] == corners[s + 2]) | (corners[s + 1] == corners[s + 3])
-    big = np.flatnonzero(sizes >= 5)
-    if len(big):
-        sel = np.repeat(starts[big], sizes[big]) + (
-            np.arange(int(sizes[big].sum())) - np.repeat(face_starts(sizes[big]), sizes[big])
-        )
-        fid = face_of[sel]
-        order = np.lexsort((corners[sel], fid))
-        dup = (fid[order][1:] == fid[order][:-1]) & (
-            corners[sel][order][1:] == corners[sel][order][:-1]
-        )
-        repeated[fid[order][1:][dup]] = True
-    repeated &= ~drop
-    if repeated.any():
-        notes.append(f"{int(repeated.sum())} face(s) using a vertex twice dropped")
-        drop |= repeated
-    return drop, notes
 
 
 def _set_attr(
@@ -117,42 +68,51 @@ def _set_topology(
     mesh.update(calc_edges=True)
 
 
-def _set_custom_normals(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> None:
-    lengths = np.linalg.norm(corner_normals, axis=1)
+def _unit(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Unit float32 vectors and a mask of unusable ones (zero or non-finite), None if none."""
+    lengths = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
     bad = ~np.isfinite(lengths) | (lengths < 1e-12)
-    normals = corner_normals / np.where(bad, 1.0, lengths)[:, None]
-    if bad.any():  # keep Blender's own normal there
+    unit = (vectors / np.where(bad, 1.0, lengths)[:, None]).astype(np.float32)
+    return unit, (bad if bad.any() else None)
+
+
+def _set_custom_normals(mesh: bpy.types.Mesh, normals: np.ndarray, bad: np.ndarray | None) -> None:
+    """Per-loop unit normals; loops marked ``bad`` keep Blender's own normal."""
+    if bad is not None:
         auto = np.empty(len(normals) * 3, dtype=np.float32)
         mesh.corner_normals.foreach_get("vector", auto)
         normals[bad] = auto.reshape(-1, 3)[bad]
     mesh.shade_smooth()
     if _FLOAT_CUSTOM_NORMALS:
-        _set_attr(
-            mesh, "custom_normal", "FLOAT_VECTOR", "CORNER", "vector", normals.astype(np.float32)
-        )
+        _set_attr(mesh, "custom_normal", "FLOAT_VECTOR", "CORNER", "vector", normals)
     else:
         mesh.normals_split_custom_set(normals.tolist())
 
 
 def _corner_normals(
     data: MeshData, conv: Conversion, loop_to_corner: np.ndarray, corners_b: np.ndarray
-) -> tuple[np.ndarray | None, str | None]:
-    """Per-loop Blender normals from MeshNormals (or a per-vertex DeclData normal), or why not."""
+) -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
+    """Per-loop unit Blender normals from MeshNormals (or a per-vertex DeclData normal), the
+    loops whose normal is unusable, or why there are none."""
     if data.normals is not None and data.normal_corners is not None:
         normals = np.asarray(data.normals, dtype=np.float64).reshape(-1, 3)
-        idx = np.asarray(data.normal_corners, dtype=np.int64)
+        idx = np.asarray(data.normal_corners, dtype=np.int64).ravel()
         if len(idx) != len(data.corners):
-            return None, "MeshNormals face count differs from the mesh's: normals ignored"
-        idx = idx[loop_to_corner]
-        if len(idx) and (idx.min() < 0 or idx.max() >= len(normals)):
-            return None, "MeshNormals index out of range: normals ignored"
-        return conv.directions(normals[idx]), None
-    per_vertex = data.decl.get("normal")
-    if per_vertex is not None:
-        arr = np.asarray(per_vertex, dtype=np.float64)
-        if arr.ndim == 2 and arr.shape[0] == len(data.positions) and arr.shape[1] >= 3:
-            return conv.directions(arr[:, :3][corners_b]), None
-    return None, None
+            return None, None, "MeshNormals face count differs from the mesh's: normals ignored"
+        if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(normals)):
+            return None, None, "MeshNormals index out of range: normals ignored"
+        per_loop = idx[loop_to_corner]
+    else:
+        per_vertex = data.decl.get("normal")
+        if per_vertex is None:
+            return None, None, None
+        normals = np.asarray(per_vertex, dtype=np.float64)
+        if normals.ndim != 2 or normals.shape[0] != len(data.positions) or normals.shape[1] < 3:
+            return None, None, f"DeclData normals have shape {normals.shape}: ignored"
+        normals = normals[:, :3]
+        per_loop = corners_b
+    unit, bad = _unit(conv.directions(normals).astype(np.float32))
+    return unit[per_loop], (bad[per_loop] if bad is not None else None), None
 
 
 def _uv_sets(data: MeshData) -> list[np.ndarray]:
@@ -185,13 +145,9 @@ def build_mesh(
             f"mesh {label!r}: face sizes add up to {int(sizes.sum())}, not {len(corners)}"
         )
 
-    drop, notes = _faces_to_drop(sizes, corners, n_verts)
-    warnings += [f"mesh {label!r}: {note}" for note in notes]
-    kept = ~drop
-    corner_kept = np.repeat(kept, sizes)
-    kept_corner_index = np.flatnonzero(corner_kept)
-    kept_sizes = sizes[kept]
-    loop_to_corner = kept_corner_index[reversed_winding_order(kept_sizes)]
+    plan = plan_faces(sizes, corners, n_verts)
+    warnings += [f"mesh {label!r}: {note}" for note in plan.notes]
+    kept, kept_sizes, loop_to_corner = plan.kept, plan.sizes, plan.loop_to_corner
     corners_b = corners[loop_to_corner]
 
     mesh = bpy.data.meshes.new(name)
@@ -200,13 +156,13 @@ def build_mesh(
         if data.name is not None:
             mesh["xof_name"] = data.name
 
-        normals, why = (None, None)
+        normals, bad, why = None, None, None
         if options.use_custom_normals:
-            normals, why = _corner_normals(data, conv, loop_to_corner, corners_b)
+            normals, bad, why = _corner_normals(data, conv, loop_to_corner, corners_b)
         if why:
             warnings.append(f"mesh {label!r}: {why}")
         if normals is not None and len(normals):
-            _set_custom_normals(mesh, normals)
+            _set_custom_normals(mesh, normals, bad)
         elif options.shading == "FLAT":
             mesh.shade_flat()
         else:
@@ -224,7 +180,7 @@ def build_mesh(
                     "FLOAT2",
                     "CORNER",
                     "vector",
-                    conv.uvs(uv)[corners_b].astype(np.float32),
+                    conv.uvs(uv).astype(np.float32)[corners_b],
                 )
 
         if options.use_colors and data.colors is not None:
@@ -259,11 +215,56 @@ def build_mesh(
                 _set_attr(mesh, "material_index", "INT", "FACE", "value", idx.astype(np.int32))
 
         _set_duplication_indices(mesh, data)
+        warnings += _set_decl_attributes(mesh, data, conv, options, label)
         mesh.update()
     except BaseException:
         bpy.data.meshes.remove(mesh)
         raise
     return MeshBuild(mesh, kept, loop_to_corner, warnings)
+
+
+#: DeclData per-vertex directions, converted like normals
+_DIRECTION_KEYS = ("tangent", "binormal")
+#: attribute type and value property by number of components
+_ATTR_KINDS = {1: ("FLOAT", "value"), 2: ("FLOAT2", "vector"), 3: ("FLOAT_VECTOR", "vector"),
+               4: ("FLOAT_COLOR", "color")}  # fmt: skip
+
+
+def _set_decl_attributes(
+    mesh: bpy.types.Mesh, data: MeshData, conv: Conversion, options: MeshOptions, label: str
+) -> list[str]:
+    """DeclData/FVFData beyond normals and UVs: colours, tangents, anything else, per vertex.
+
+    Colours become colour attributes (``Color`` when the mesh has none from
+    MeshVertexColors); the rest generic point attributes ``xof_<usage>`` (directions mirrored).
+    """
+    notes: list[str] = []
+    n = len(mesh.vertices)
+    for key in sorted(data.decl):
+        if key == "normal" or key.startswith("texcoord"):
+            continue  # used as custom normals / UV maps
+        arr = np.asarray(data.decl[key], dtype=np.float64)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] not in _ATTR_KINDS:
+            notes.append(f"mesh {label!r}: DeclData {key!r} has shape {arr.shape}: skipped")
+            continue
+        if key.startswith("color"):
+            if not options.use_colors:
+                continue
+            rgba = np.c_[arr, np.ones((n, 4 - arr.shape[1]))] if arr.shape[1] < 4 else arr
+            if data.colors is not None and np.allclose(rgba, data.colors, atol=1 / 255):
+                continue
+            name = "Color" if "Color" not in mesh.color_attributes else f"Color.{key}"
+            attr = mesh.color_attributes.new(name, "BYTE_COLOR", "POINT")
+            values = np.clip(rgba, 0.0, 1.0).astype(np.float32).ravel()
+            attr.data.foreach_set("color_srgb", values)  # type: ignore[attr-defined]
+            continue
+        if key in _DIRECTION_KEYS and arr.shape[1] >= 3:
+            arr = np.c_[conv.directions(arr[:, :3]), arr[:, 3:]]
+        kind, prop = _ATTR_KINDS[arr.shape[1]]
+        _set_attr(mesh, f"xof_{key}", kind, "POINT", prop, arr.astype(np.float32))
+    return notes
 
 
 def _set_duplication_indices(mesh: bpy.types.Mesh, data: MeshData) -> None:

@@ -7,6 +7,9 @@ failed import never leaves half-built data behind, whoever created it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import bpy
 
 Snapshot = dict[str, set[int]]
@@ -73,3 +76,14 @@ def _remove_one(idb: bpy.types.ID) -> None:
                 return
         except (RuntimeError, ReferenceError, TypeError, AttributeError):
             return
+
+
+@contextmanager
+def transaction() -> Iterator[Snapshot]:
+    """Run a block; if it raises, remove every ID it created, then re-raise."""
+    before = snapshot()
+    try:
+        yield before
+    except BaseException:
+        remove_new(before)
+        raise

@@ -83,15 +83,31 @@ def find_texture(written: str, x_file_dir: str | Path | None) -> Path | None:
     if x_file_dir is None:
         return None
     base = Path(x_file_dir)
-    folders = [base] + [base / sub for sub in SEARCH_SUBFOLDERS]
-    tails = [parts[i:] for i in range(len(parts))]
-    for tail in tails:
+    folders: list[Path] = []
+    for sub in ("", *SEARCH_SUBFOLDERS):
+        folder = _find_folder(base, sub)
+        if folder is not None and folder not in folders:
+            folders.append(folder)
+    for i in range(len(parts)):  # a/b/c.png, then b/c.png, then c.png
         for folder in folders:
-            if folder.is_dir():
-                found = _find_relative(folder, tail)
-                if found is not None:
-                    return found
+            found = _find_relative(folder, parts[i:])
+            if found is not None:
+                return found
     return None
+
+
+def _find_folder(base: Path, sub: str) -> Path | None:
+    """``base/sub`` with each part matched case-insensitively, or None."""
+    current = base
+    for part in sub.split("/") if sub else []:
+        if part == "..":
+            current = current.parent
+            continue
+        found = _find_entry(current, part)
+        if found is None or not found.is_dir():
+            return None
+        current = found
+    return current if current.is_dir() else None
 
 
 class TextureLoader:

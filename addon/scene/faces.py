@@ -1,0 +1,106 @@
+"""Which file faces Blender can hold, and the corner order after the winding reversal.
+
+Pure numpy. Meshes made of one face size (all triangles, all quads: nearly every real file)
+take a fast path on an (f, k) view; mixed sizes take the general path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .convert import face_starts, reversed_winding_order
+
+
+@dataclass(eq=False)
+class FacePlan:
+    kept: np.ndarray  # (f,) bool: file faces Blender gets
+    sizes: np.ndarray  # (kept,) corner counts of the kept faces
+    loop_to_corner: np.ndarray  # (loops,) file corner index of each Blender loop
+    notes: list[str] = field(default_factory=list)  # why faces were dropped (counts)
+
+
+def _uniform_size(sizes: np.ndarray) -> int | None:
+    if len(sizes) == 0:
+        return None
+    k = int(sizes[0])
+    return k if int(sizes.min()) == k == int(sizes.max()) else None
+
+
+def _repeats_in_big_faces(sizes: np.ndarray, corners: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Faces of 5+ corners that use a vertex twice (sort within each face)."""
+    out = np.zeros(len(sizes), dtype=bool)
+    big = np.flatnonzero(sizes >= 5)
+    if len(big) == 0:
+        return out
+    big_sizes = sizes[big]
+    local = np.arange(int(big_sizes.sum())) - np.repeat(face_starts(big_sizes), big_sizes)
+    sel = np.repeat(starts[big], big_sizes) + local
+    fid = np.repeat(big, big_sizes)
+    vals = corners[sel]
+    order = np.lexsort((vals, fid))
+    fid, vals = fid[order], vals[order]
+    dup = (fid[1:] == fid[:-1]) & (vals[1:] == vals[:-1])
+    out[fid[1:][dup]] = True
+    return out
+
+
+def _repeats(sizes: np.ndarray, corners: np.ndarray, k: int | None) -> np.ndarray:
+    """Faces using a vertex twice (Blender cannot hold them)."""
+    f = len(sizes)
+    if k is not None:  # (f, k) view: compare columns
+        c2 = corners.reshape(f, k)
+        rep = np.zeros(f, dtype=bool)
+        if k <= 4:
+            for a in range(k):
+                for b in range(a + 1, k):
+                    rep |= c2[:, a] == c2[:, b]
+            return rep
+        for a in range(k):
+            rep |= c2[:, a] == c2[:, (a + 1) % k]
+        return rep | _repeats_in_big_faces(sizes, corners, face_starts(sizes))
+    starts = face_starts(sizes)
+    face_of = np.repeat(np.arange(f), sizes)
+    nxt = np.arange(1, len(corners) + 1)
+    nonempty = sizes > 0
+    nxt[(starts + sizes - 1)[nonempty]] = starts[nonempty]
+    rep = np.zeros(f, dtype=bool)
+    rep[face_of[corners == corners[nxt]]] = True
+    quads = np.flatnonzero(sizes == 4)
+    s = starts[quads]
+    rep[quads] |= (corners[s] == corners[s + 2]) | (corners[s + 1] == corners[s + 3])
+    return rep | _repeats_in_big_faces(sizes, corners, starts)
+
+
+def plan_faces(sizes: np.ndarray, corners: np.ndarray, n_verts: int) -> FacePlan:
+    """Drop faces with < 3 corners, out-of-range or repeated vertices; reverse the winding."""
+    sizes = np.asarray(sizes, dtype=np.int64).ravel()
+    corners = np.asarray(corners, dtype=np.int64).ravel()
+    f = len(sizes)
+    notes: list[str] = []
+    k = _uniform_size(sizes)
+    drop = sizes < 3
+    if drop.any():
+        notes.append(f"{int(drop.sum())} face(s) with fewer than 3 corners dropped")
+    if len(corners) and (int(corners.min()) < 0 or int(corners.max()) >= n_verts):
+        bad_corner = (corners < 0) | (corners >= n_verts)
+        bad = np.zeros(f, dtype=bool)
+        bad[np.repeat(np.arange(f), sizes)[bad_corner]] = True
+        bad &= ~drop
+        notes.append(f"{int(bad.sum())} face(s) with vertex indices out of range dropped")
+        drop |= bad
+    if len(corners):
+        rep = _repeats(sizes, corners, k) & ~drop
+        if rep.any():
+            notes.append(f"{int(rep.sum())} face(s) using a vertex twice dropped")
+            drop |= rep
+    kept = ~drop
+    if k is not None and k >= 3:
+        perm = np.r_[0, np.arange(k - 1, 0, -1)]  # [a, b, c, d] -> [a, d, c, b]
+        faces = np.flatnonzero(kept) if drop.any() else np.arange(f)
+        loop_to_corner = (faces[:, None] * k + perm[None, :]).ravel()
+        return FacePlan(kept, sizes[kept], loop_to_corner, notes)
+    kept_sizes = sizes[kept]
+    kept_corners = np.flatnonzero(np.repeat(kept, sizes))
+    return FacePlan(kept, kept_sizes, kept_corners[reversed_winding_order(kept_sizes)], notes)
