@@ -46,7 +46,12 @@ class ActionBuilder:
         linear: bool = True,
         cyclic: bool = False,
     ) -> None:
-        """location / rotation_quaternion / scale curves under ``prefix`` (``""`` = object)."""
+        """location / rotation_quaternion / scale curves under ``prefix`` (``""`` = object).
+
+        ``linear`` is the file's AnimationOptions positionquality, which is about positions:
+        spline sets get Bezier (auto-clamped) location curves; rotations and scales stay
+        linear, so that they keep following D3DX's slerp and lerp between keys.
+        """
         if not len(channels.frames):
             return
         bag = self.strip.channelbag(slot, ensure=True)  # type: ignore[attr-defined]
@@ -54,7 +59,8 @@ class ActionBuilder:
         self.first = min(self.first, float(frames[0]))
         self.last = max(self.last, float(frames[-1]))
         self.cyclic |= cyclic
-        mode = _INTERPOLATION["LINEAR" if linear else "BEZIER"]
+        linear_mode = _INTERPOLATION["LINEAR"]
+        location_mode = linear_mode if linear else _INTERPOLATION["BEZIER"]
         co = np.empty(2 * len(frames), dtype=np.float64)
         co[0::2] = frames
         for prop, values in (
@@ -68,6 +74,7 @@ class ActionBuilder:
                 points = fcurve.keyframe_points
                 points.add(len(frames))
                 points.foreach_set("co", co.tolist())
+                mode = location_mode if prop == "location" else linear_mode
                 points.foreach_set("interpolation", [mode] * len(frames))
                 if cyclic:
                     fcurve.modifiers.new("CYCLES")
