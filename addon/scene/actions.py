@@ -89,8 +89,14 @@ class ActionBuilder:
 
 
 def play(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot) -> None:
-    """Make ``action`` (through ``slot``) the object's active action."""
+    """Make ``action`` (through ``slot``) the object's active action.
+
+    An action already playing there is kept on a muted NLA track, not dropped.
+    """
     anim = obj.animation_data or obj.animation_data_create()
+    previous, previous_slot = anim.action, anim.action_slot
+    if previous is not None and previous != action and previous_slot is not None:
+        stash(obj, previous, previous_slot)
     anim.action = action
     anim.action_slot = slot
 

@@ -1,0 +1,67 @@
+"""File > Import > DirectX Animation onto Armature: a file's AnimationSets on the active rig."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper, orientation_helper
+
+from ..addon.scene.animation_only import import_animation_file
+from ..addon.scene.importer import ImportOptions
+from ..addon.xfile import XFileError
+
+
+@orientation_helper(axis_forward="Z", axis_up="Y")
+class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):
+    """Apply a DirectX .X file's animation sets to the active armature, bone by bone name"""
+
+    bl_idname = "import_anim.x_onto_armature"
+    bl_label = "Import DirectX Animation (.x)"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".x"
+    filter_glob: StringProperty(default="*.x;*.X", options={"HIDDEN"})  # type: ignore[valid-type]
+    scene_timing: BoolProperty(  # type: ignore[valid-type]
+        name="Scene Frame Rate and Range",
+        description="Set the scene's frame rate (when the keys show one) and range from the file",
+        default=True,
+    )
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "ARMATURE"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        armature = context.active_object
+        if armature is None or armature.type != "ARMATURE":
+            self.report({"ERROR"}, "Select an armature first")
+            return {"CANCELLED"}
+        options = ImportOptions(axis_forward=self.axis_forward, axis_up=self.axis_up)
+        try:
+            result = import_animation_file(self.filepath, armature, options, self.scene_timing)
+        except (XFileError, OSError) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        for warning in result.warnings:
+            self.report({"WARNING"}, warning)
+        self.report(
+            {"INFO"},
+            f"{len(result.actions)} action(s) on {armature.name}: {len(result.matched)} bones "
+            f"matched, {len(result.unmatched)} names unmatched",
+        )
+        return {"FINISHED"}
+
+
+def menu_func(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(IMPORT_ANIM_OT_x_onto_armature.bl_idname, text="DirectX Animation (.x)")
+
+
+def register() -> None:
+    bpy.utils.register_class(IMPORT_ANIM_OT_x_onto_armature)
+    bpy.types.TOPBAR_MT_file_import.append(menu_func)
+
+
+def unregister() -> None:
+    bpy.types.TOPBAR_MT_file_import.remove(menu_func)
+    bpy.utils.unregister_class(IMPORT_ANIM_OT_x_onto_armature)
