@@ -35,11 +35,17 @@ def transform_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
     """``matrix @ p`` for every row of ``points`` ``(N, 3)``; float32 out, identity is free."""
     pts = np.asarray(points, dtype=np.float32).reshape(-1, 3)
     m = np.asarray(matrix, dtype=np.float64)
-    if np.array_equal(m, np.eye(4)):
-        return np.ascontiguousarray(pts)
-    out = pts @ m[:3, :3].T.astype(np.float32)
+    linear = m[:3, :3]
+    if np.array_equal(linear, _EYE3):  # the common case: no rotation or scale
+        if not m[:3, 3].any():
+            return np.array(pts, copy=True, order="C")
+        return pts + m[:3, 3].astype(np.float32)
+    out = pts @ linear.T.astype(np.float32)
     out += m[:3, 3].astype(np.float32)
     return out
+
+
+_EYE3 = np.eye(3)
 
 
 class FrameCache:

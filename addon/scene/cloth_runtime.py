@@ -104,6 +104,8 @@ class ClothRuntime:
             inputs.damping_scale,
         )
         self.pinned = np.asarray(self.model.pinned, dtype=bool)
+        self.pinned_ids = np.flatnonzero(self.pinned)
+        self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
         self.simulator = Simulator(self.model, self.settings)
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
@@ -122,7 +124,11 @@ class ClothRuntime:
         return np.array(src.matrix_world, dtype=np.float64)
 
     def pin_targets(self, obj: Any, depsgraph: Any, matrix: np.ndarray) -> np.ndarray:
-        """World positions pinned points take now: the evaluated mesh where it deforms."""
+        """World positions pinned points take now: the evaluated mesh where it deforms.
+
+        Only the pinned rows matter to the solver, so only they are transformed (into a
+        reused float64 buffer, the solver's own precision for targets).
+        """
         local = self.rest_local
         if _uses_evaluated_pins(obj, depsgraph):
             evaluated = obj.evaluated_get(depsgraph).data
@@ -130,7 +136,10 @@ class ClothRuntime:
                 local = np.empty(self.vertex_count * 3, dtype=np.float32)
                 evaluated.attributes["position"].data.foreach_get("vector", local)
                 local = local.reshape(-1, 3)
-        return transform_points(matrix, local)
+        ids = self.pinned_ids
+        if ids.size:
+            self._targets[ids] = transform_points(matrix, local[ids])
+        return self._targets
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -173,7 +182,7 @@ class ClothRuntime:
             props.last_warning = fresh[-1]
             print(f"xof: {obj.name}: " + "; ".join(fresh))
         local = transform_points(np.linalg.inv(matrix), world)
-        local[self.pinned] = self.rest_local[self.pinned]
+        local[self.pinned_ids] = self.rest_local[self.pinned_ids]
         _, vel = self.simulator.state()
         entry = self.cache.store(frame, local, vel, matrix)
         self.sim_frame = frame

@@ -75,3 +75,10 @@ def unregister_physics() -> None:
 
     for module in (sim_handler, physics_panel, physics_ops, physics_props):
         module.unregister()
+
+
+def mesh_edges_of(obj: Any) -> np.ndarray:
+    """Edge vertex pairs ``(E, 2)`` of the object's mesh."""
+    from xof.addon.scene.cloth_data import mesh_edges
+
+    return mesh_edges(obj.data)
