@@ -27,10 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import tests.conftest  # noqa: E402,F401  (puts the package on sys.path as `xof`)
-
 import bpy  # noqa: E402
 
+import tests.conftest  # noqa: E402,F401  (puts the package on sys.path as `xof`)
 from tests.scene import cloth_fixtures as fx  # noqa: E402
 
 
@@ -197,7 +196,8 @@ def main() -> int:
     print(
         f"  stretch at the last frame: mean {100 * median_of(cloth, 'mean_stretch'):.2f} %, "
         f"p99 {100 * median_of(cloth, 'p99_stretch'):.2f} %; worst over the run: mean "
-        f"{100 * median_of(cloth, 'worst_mean'):.2f} %, p99 {100 * median_of(cloth, 'worst_p99'):.2f} %"
+        f"{100 * median_of(cloth, 'worst_mean'):.2f} %, "
+        f"p99 {100 * median_of(cloth, 'worst_p99'):.2f} %"
     )
     print(
         f"  finite: {all(r['finite'] for r in cloth)}; solver warnings: "
