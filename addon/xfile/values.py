@@ -124,9 +124,10 @@ class ValueStream:
             return _EMPTY_F
         self._fill(n, what)
         pieces = self._take_pieces(n)
-        if len(pieces) == 1:
-            return pieces[0][0].astype(np.float64)  # always a copy: owned, writable
-        return np.concatenate([p[0] for p in pieces]).astype(np.float64, copy=False)
+        with np.errstate(invalid="ignore"):  # signalling NaNs in binary floats stay NaN
+            if len(pieces) == 1:
+                return pieces[0][0].astype(np.float64)  # a copy: owned, writable
+            return np.concatenate([p[0] for p in pieces]).astype(np.float64, copy=False)
 
     def take_int(self, what: str) -> int:
         if self.pending == 0:
