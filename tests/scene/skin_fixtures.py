@@ -11,7 +11,11 @@ TPS = 4800  # ticks per second of the fixtures; keys every 160 ticks = 30 fps
 
 
 def fmt(values) -> str:
-    return ",".join(f"{float(v):.9g}" for v in np.asarray(values, float).reshape(-1))
+    """Numbers as .X text; NaN the way MSVC's printf spells it in real files."""
+    return ",".join(
+        "-1.#IND00" if math.isnan(v) else f"{float(v):.9g}"
+        for v in np.asarray(values, float).reshape(-1)
+    )
 
 
 def translation(x: float, y: float, z: float) -> np.ndarray:
