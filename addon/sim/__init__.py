@@ -1,0 +1,69 @@
+"""Cloth and soft-body solvers: numpy only, no bpy. The Blender side drives them per frame.
+
+Contract (all arrays in Blender world space, Z up, metres, seconds; ``N`` points):
+
+Springs (``springs.py``), pure index work, every result ``(k, 2) int64`` with ``i < j``,
+sorted, no duplicates:
+    ``face_edges(face_sizes, corners)``: unique face edges (one spring per edge);
+    ``shear_springs(face_sizes, corners)``: non-adjacent corner pairs of faces with 4+ corners;
+    ``bend_springs(face_sizes, corners, positions, exclude=None)``: neighbours lying opposite
+    through a shared vertex (angle wider than 135 degrees), never a structural/shear pair;
+    ``merge_springs(*arrays)`` / ``merge_with_kinds(structural, shear, bend)``: union keeping
+    first occurrences, the latter also returns each pair's source index = ``SpringKind``.
+
+Model (``model.py``): ``ClothModel(rest_positions (N,3), masses (N,), springs (S,2),
+kinds (S,) uint8 = SpringKind, stiffness_scale (N,)=None, damping_scale (N,)=None)``.
+Rest lengths come from ``rest_positions``. Mass <= 0, negative or non-finite pins the point
+(non-zero bad values are reported in ``model.warnings``); bad springs are dropped (reported).
+
+Settings (``settings.py``): ``SimSettings`` (see its docstring for units);
+``SimSettings.cloth(**changes)`` and ``SimSettings.soft_body(**changes)`` give defaults.
+
+Colliders (``colliders.py``): ``Sphere(center, radius, friction=None)``,
+``Plane(point, normal, friction=None)``; ``friction=None`` uses the settings' friction.
+
+Simulator (``simulator.py``): ``Simulator(model, settings)``
+    ``reset(positions=None)``: back to ``positions`` (default rest) with zero velocity;
+    ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=())`` -> positions
+    ``(N, 3)`` float32 C-contiguous (a new array). ``frame_dt`` defaults to ``1 / fps``.
+    ``pinned_targets`` ``(N, 3)``: where pinned points must be at the end of this frame (only
+    pinned rows are read; they move there at constant speed over the substeps), e.g. the
+    evaluated/skinned mesh in world space. ``object_matrix`` (4, 4), column-vector convention
+    (Blender's ``matrix_world`` as a numpy array): the soft body's pull target is
+    ``object_matrix @ rest_positions``; without ``pinned_targets`` the pinned points also
+    follow ``object_matrix @ rest``. So either give ``rest_positions`` in object space and
+    pass ``matrix_world`` every frame, or give them in world space at the start frame and pass
+    ``matrix_world_now @ inverse(matrix_world_at_start)`` (None = identity);
+    ``state()`` -> ``(positions, velocities)`` copies, each ``(N, 3)``;
+    ``set_state(positions, velocities)``: resume from a cached frame;
+    ``warnings``: list of str (model and settings problems, recoveries); ``recoveries``: int.
+Never returns NaN or an exploded state: after every frame a non-finite state, a free point
+faster than ``settings.max_speed`` or a structural spring longer than ``settings.max_stretch``
+x rest makes it restore the last good positions with zero velocity and add a warning.
+
+Solvers: ``solver_xpbd.XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
+tethers to pins) and ``solver_classic.ClassicSolver`` (the book's explicit mass-spring model).
+A new ``Simulator`` is cheap to rebuild when settings change; carry the state over with
+``state()``/``set_state()``. Building one colours the springs and computes tethers (about
+0.3 s for a 10k-point grid), so do it once per settings change, not per frame.
+"""
+
+from .colliders import Plane, Sphere
+from .model import ClothModel, SpringKind
+from .settings import SimSettings
+from .simulator import Simulator
+from .springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
+
+__all__ = [
+    "ClothModel",
+    "Plane",
+    "SimSettings",
+    "Simulator",
+    "Sphere",
+    "SpringKind",
+    "bend_springs",
+    "face_edges",
+    "merge_springs",
+    "merge_with_kinds",
+    "shear_springs",
+]

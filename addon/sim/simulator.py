@@ -1,0 +1,175 @@
+"""One simulated object over time: the state, pins that follow the mesh, and the safety net.
+
+``step`` advances one frame: pinned points move at constant speed from where they are to
+``pinned_targets`` over the substeps, the chosen solver runs each substep, a soft body is
+pulled back to shape after each one, and the frame's result is checked. A bad result
+(non-finite, too fast, torn) is never returned: the last good state comes back with zero
+velocity and a warning. Arrays in and out are ``(N, 3)`` in world space. Inside, the state is
+``(N, 4)`` rows (x, y, z, 0): float32 for XPBD, float64 for the classic solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .colliders import Collider
+from .guard import ExplosionGuard
+from .model import ClothModel
+from .settings import SimSettings
+from .soft_body import pull_toward, substep_fraction, transformed
+from .solver_classic import ClassicSolver
+from .solver_xpbd import XpbdSolver
+
+MAX_WARNINGS = 50
+
+
+class Simulator:
+    """Steps a ``ClothModel`` with ``SimSettings``; see ``addon.sim`` for the contract."""
+
+    def __init__(self, model: ClothModel, settings: SimSettings | None = None) -> None:
+        self.model = model
+        self.settings, notes = (settings or SimSettings()).validated()
+        self.warnings: list[str] = list(model.warnings) + notes
+        self.solver: XpbdSolver | ClassicSolver = (
+            ClassicSolver(model, self.settings)
+            if self.settings.solver == "CLASSIC"
+            else XpbdSolver(model, self.settings)
+        )
+        self.dtype = self.solver.dtype
+        self.guard = ExplosionGuard(model, self.settings.max_speed, self.settings.max_stretch)
+        self.movable = ~model.pinned
+        self.pinned_ids = np.flatnonzero(model.pinned)
+        self.recoveries = 0
+        self.reset()
+
+    # state -----------------------------------------------------------------------------
+
+    def reset(self, positions: np.ndarray | None = None) -> None:
+        """Back to ``positions`` (default: the rest shape) at rest."""
+        start = self.model.rest_positions if positions is None else positions
+        pos = self._points(start, "positions")
+        if pos is None:
+            pos = np.asarray(self.model.rest_positions)
+        self._set(pos, np.zeros_like(pos))
+
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of positions and velocities, each ``(N, 3)`` C-contiguous."""
+        return np.ascontiguousarray(self.pos[:, :3]), np.ascontiguousarray(self.vel[:, :3])
+
+    def set_state(self, positions: np.ndarray, velocities: np.ndarray) -> None:
+        """Resume from a saved state (e.g. a cached frame); non-finite input is refused."""
+        pos = self._points(positions, "positions")
+        vel = self._points(velocities, "velocities")
+        if pos is None or vel is None:
+            return
+        self._set(pos, vel)
+
+    def positions(self) -> np.ndarray:
+        """Current positions ``(N, 3)`` float32 C-contiguous (a copy)."""
+        return np.ascontiguousarray(self.pos[:, :3], dtype=np.float32)
+
+    # stepping ----------------------------------------------------------------------------
+
+    def step(
+        self,
+        frame_dt: float | None = None,
+        pinned_targets: np.ndarray | None = None,
+        object_matrix: np.ndarray | None = None,
+        colliders: Sequence[Collider] = (),
+    ) -> np.ndarray:
+        """Advance one frame and return positions ``(N, 3)`` float32 C-contiguous."""
+        s = self.settings
+        dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
+        if not np.isfinite(dt) or dt <= 0.0:
+            self._warn(f"frame step {frame_dt!r} ignored")
+            return self.positions()
+        matrix = self._matrix(object_matrix)
+        pin_end = self._pin_targets(pinned_targets, matrix)
+        revert = weights = None
+        if s.kind == "SOFT":
+            revert = self.solver.make_state(transformed(self.model.rest_positions, matrix))
+            fraction = substep_fraction(s.shape_stiffness, s.substeps)
+            weights = (self.movable * fraction).astype(self.dtype)[:, None]
+        pin_start = self.pos[self.pinned_ids, :3] if pin_end is not None else None
+        sub_dt = dt / s.substeps
+        hits = tuple(colliders)
+        with np.errstate(all="ignore"):
+            for k in range(1, s.substeps + 1):
+                pins = None
+                if pin_end is not None and pin_start is not None:
+                    t = k / s.substeps
+                    pins = (pin_start + (pin_end - pin_start) * t).astype(self.dtype)
+                self.solver.substep(self.pos, self.vel, sub_dt, pins, hits)
+                if revert is not None and weights is not None:
+                    pull_toward(self.pos, self.vel, revert, weights)
+            problem = self.guard.problem(self.pos, self.vel)
+        if problem is None:
+            self._remember_good()
+        else:
+            self._recover(problem, pin_end)
+        return self.positions()
+
+    # helpers -----------------------------------------------------------------------------
+
+    def _set(self, pos: np.ndarray, vel: np.ndarray) -> None:
+        self.pos = self.solver.make_state(pos)
+        self.vel = self.solver.make_state(vel)
+        self._remember_good()
+
+    def _remember_good(self) -> None:
+        self._good_pos = self.pos.copy()
+
+    def _recover(self, problem: str, pin_end: np.ndarray | None) -> None:
+        self.recoveries += 1
+        self._warn(f"simulation unstable ({problem}): restored the last good state")
+        np.copyto(self.pos, self._good_pos)
+        self.vel.fill(0.0)
+        if pin_end is not None:
+            self.pos[self.pinned_ids, :3] = pin_end
+
+    def _warn(self, text: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(text)
+
+    def _points(self, values: np.ndarray, name: str) -> np.ndarray | None:
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.shape != (self.model.point_count, 3):
+            raise ValueError(f"{name} must be ({self.model.point_count}, 3), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            self._warn(f"non-finite {name} refused")
+            return None
+        return arr
+
+    def _matrix(self, matrix: np.ndarray | None) -> np.ndarray | None:
+        if matrix is None:
+            return None
+        m = np.asarray(matrix, dtype=np.float64)
+        if m.shape != (4, 4):
+            raise ValueError(f"object matrix must be (4, 4), got {m.shape}")
+        if not np.isfinite(m).all():
+            self._warn("non-finite object matrix ignored")
+            return None
+        return m
+
+    def _pin_targets(
+        self, targets: np.ndarray | None, matrix: np.ndarray | None
+    ) -> np.ndarray | None:
+        """(P, 3) end positions of the pinned points for this frame, or None to keep them."""
+        pins = self.pinned_ids
+        if not pins.size:
+            return None
+        if targets is None:
+            if matrix is None:
+                return None
+            return transformed(self.model.rest_positions[pins], matrix)
+        arr = np.asarray(targets, dtype=np.float64)
+        if arr.shape != (self.model.point_count, 3):
+            raise ValueError(f"pinned targets must be ({self.model.point_count}, 3)")
+        chosen = arr[pins]
+        bad = ~np.isfinite(chosen).all(axis=1)
+        if bad.any():
+            self._warn(f"{int(bad.sum())} non-finite pinned targets ignored")
+            chosen[bad] = self.pos[pins[bad], :3]
+        return chosen

@@ -1,0 +1,35 @@
+"""The soft body's pull back to its original shape (the book's Revert), substep-independent.
+
+After each resolve every movable point moves a fraction ``s_sub`` of the way to its original
+position transformed by the object's current matrix: ``d = (target - pos) * s_sub;
+vel += d; pos += d``. With ``s_sub = 1 - (1 - s) ** (1 / substeps)`` the remaining offset
+after one frame is ``(1 - s)`` of what it was whatever the substep count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def substep_fraction(shape_stiffness: float, substeps: int) -> float:
+    s = min(max(float(shape_stiffness), 0.0), 1.0)
+    return 1.0 - (1.0 - s) ** (1.0 / max(int(substeps), 1))
+
+
+def transformed(rest: np.ndarray, matrix: np.ndarray | None) -> np.ndarray:
+    """Points ``(N, 3)`` through a (4, 4) column-vector ``matrix`` (identity when None)."""
+    if matrix is None:
+        return np.asarray(rest, dtype=np.float64)
+    m = np.asarray(matrix, dtype=np.float64)
+    return rest @ m[:3, :3].T + m[:3, 3]
+
+
+def pull_toward(pos: np.ndarray, vel: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> None:
+    """``d = (targets - pos) * weights`` added to positions and velocities (all ``(N, 4)``).
+
+    ``weights`` is ``(N, 1)``: the substep fraction for movable points, 0 for pinned ones.
+    """
+    d = targets - pos
+    d *= weights
+    pos += d
+    vel += d

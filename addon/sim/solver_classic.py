@@ -1,0 +1,95 @@
+"""The book's explicit mass-spring model, kept faithful to its formulas (float64).
+
+Per point: ``F = m * g + wind - damping * v`` (plus ``-drag * m * v``, zero in the book).
+Per spring, with ``dir`` the unit vector from its first to its second point:
+``f = (ks * (len - rest) + kd * dot(v2 - v1, dir)) * dir`` added to the first point and
+subtracted from the second. Then ``v += F / m * dt; x += v * dt`` (velocity first), mass 0
+pinned. Collisions push points out and adjust velocities (``colliders.resolve_velocities``).
+
+Explicit integration needs ``dt < 2 / omega_max``: with realistic stiffness it takes many
+substeps, and an exploded state is caught by the simulator's guard, not here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .colliders import Collider, resolve_velocities
+from .model import ClothModel
+from .settings import SimSettings
+
+
+class ClassicSolver:
+    """Steps an ``(N, 4)`` float64 state (x, y, z, 0 per row) in place."""
+
+    dtype = np.float64
+
+    @staticmethod
+    def make_state(points: np.ndarray) -> np.ndarray:
+        """Storage ``(N, 4)`` float64 for ``points`` (N, 3)."""
+        storage = np.zeros((points.shape[0], 4), dtype=np.float64)
+        storage[:, :3] = points
+        return storage
+
+    def __init__(self, model: ClothModel, settings: SimSettings) -> None:
+        self.model = model
+        self.settings = settings
+        self.n = model.point_count
+        self.inv_mass = model.inverse_masses
+        self.movable = ~model.pinned
+        self.pinned_ids = np.flatnonzero(model.pinned)
+        per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
+        self.ks = per_kind[model.kinds] * model.spring_stiffness_scale()
+        self.kd = np.full(self.ks.size, settings.spring_damping)
+        self.a = model.springs[:, 0]
+        self.b = model.springs[:, 1]
+        self.rest = model.rest_lengths
+        self.point_damping = settings.damping * model.damping_scale
+
+    def forces(self, pos: np.ndarray, vel: np.ndarray) -> np.ndarray:
+        """Total force ``(N, 4)`` on every point, the book's way."""
+        s = self.settings
+        m = self.model.masses[:, None]
+        gravity = np.append(s.gravity, 0.0)
+        wind = np.append(s.wind, 0.0)
+        force = m * gravity + wind - self.point_damping[:, None] * vel
+        if s.drag:
+            force -= s.drag * m * vel
+        if self.a.size:
+            delta = pos[self.b] - pos[self.a]
+            length = np.sqrt(np.einsum("ij,ij->i", delta, delta))
+            direction = np.zeros_like(delta)
+            np.divide(delta, length[:, None], out=direction, where=length[:, None] > 0)
+            relative = vel[self.b] - vel[self.a]
+            magnitude = self.ks * (length - self.rest) + self.kd * np.einsum(
+                "ij,ij->i", relative, direction
+            )
+            spring = magnitude[:, None] * direction
+            for axis in range(3):
+                force[:, axis] += np.bincount(self.a, spring[:, axis], minlength=self.n)
+                force[:, axis] -= np.bincount(self.b, spring[:, axis], minlength=self.n)
+        return force
+
+    def substep(
+        self,
+        pos: np.ndarray,
+        vel: np.ndarray,
+        dt: float,
+        pin_targets: np.ndarray | None,
+        colliders: tuple[Collider, ...],
+    ) -> None:
+        """Advance by ``dt``; pinned points move to ``pin_targets`` (P, 3) at constant speed."""
+        pins = self.pinned_ids
+        if pins.size:
+            if pin_targets is not None:
+                vel[pins, :3] = (pin_targets - pos[pins, :3]) / dt
+            else:
+                vel[pins] = 0.0
+        force = self.forces(pos, vel)
+        vel += force * (self.inv_mass * dt)[:, None]
+        pos += vel * dt
+        if pins.size and pin_targets is not None:
+            pos[pins, :3] = pin_targets
+        if colliders:
+            s = self.settings
+            resolve_velocities(colliders, pos, vel, self.movable, s.collision_margin, s.friction)
