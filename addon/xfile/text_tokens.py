@@ -114,7 +114,8 @@ class TextTokens(TokenSource):
     def where(self, offset: int) -> str:
         offset = max(0, min(offset, self.end))
         line = self.line_of(offset)
-        start = max(self.data.rfind(b"\n", 0, offset), self.data.rfind(b"\r", 0, offset)) + 1
+        # only the line-end byte in use: a search for the other one would scan to the start
+        start = self.data.rfind(self._newline, 0, offset) + 1
         return f"{line}:{offset - start + 1}"
 
     def value_offset(self, chunk_offset: int, index: int) -> int:

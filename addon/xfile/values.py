@@ -124,9 +124,13 @@ class ValueStream:
             return _EMPTY_F
         self._fill(n, what)
         pieces = self._take_pieces(n)
-        with np.errstate(invalid="ignore"):  # signalling NaNs in binary floats stay NaN
-            if len(pieces) == 1:
-                return pieces[0][0].astype(np.float64)  # a copy: owned, writable
+        if len(pieces) == 1:
+            piece = pieces[0][0]
+            if piece.dtype == np.float64:
+                return piece.copy()  # owned and writable, not a view of the file
+            with np.errstate(invalid="ignore"):  # signalling NaNs in binary floats stay NaN
+                return piece.astype(np.float64)
+        with np.errstate(invalid="ignore"):
             return np.concatenate([p[0] for p in pieces]).astype(np.float64, copy=False)
 
     def take_int(self, what: str) -> int:

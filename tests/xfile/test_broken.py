@@ -160,3 +160,9 @@ def test_not_a_path_or_bytes() -> None:
     with pytest.raises(XFileError) as info:
         read("/nonexistent/file.x")
     assert "/nonexistent/file.x" in str(info.value)
+
+
+def test_places_in_cr_only_and_crlf_files() -> None:
+    """Columns count from the last line end actually used by the file."""
+    assert error_of(HEAD[:-1] + b"\rFrame F {\r  @\r}").startswith("<data>:3:3: unexpected")
+    assert error_of(HEAD[:-1] + b"\r\nFrame F {\r\n  @\r\n}").startswith("<data>:3:3: unexpected")
