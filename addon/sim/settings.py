@@ -66,7 +66,7 @@ class SimSettings:
     @classmethod
     def soft_body(cls, **changes: object) -> SimSettings:
         """Soft-body defaults: few substeps, no tethers, a firm pull back to shape."""
-        base = cls(kind="SOFT", substeps=3, tethers=False, shape_stiffness=0.5, drag=1.0)
+        base = cls(kind="SOFT", substeps=3, tethers=False, shape_stiffness=0.5, drag=3.0)
         return replace(base, **changes)  # type: ignore[arg-type]
 
     def validated(self) -> tuple[SimSettings, list[str]]:

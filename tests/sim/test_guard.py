@@ -1,0 +1,106 @@
+"""Bad input and unstable settings never give non-finite or exploded output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from addon.sim import ClothModel, SimSettings, Simulator, Sphere
+
+from .helpers import grid_model
+
+
+def _run(sim: Simulator, frames: int = 10, **kwargs: object) -> np.ndarray:
+    out = sim.positions()
+    for _ in range(frames):
+        out = sim.step(**kwargs)  # type: ignore[arg-type]
+        assert np.isfinite(out).all()
+        assert out.dtype == np.float32 and out.flags.c_contiguous
+    return out
+
+
+def test_nan_injected_into_the_state_is_recovered() -> None:
+    sim = Simulator(grid_model(6, pins=(0, 5)), SimSettings.cloth())
+    _run(sim, 3)
+    good = sim.positions()
+    sim.pos[7, 0] = np.nan  # as if a solver bug produced it
+    out = sim.step()
+    assert np.isfinite(out).all()
+    assert np.array_equal(out, good)  # the last good state, not a half-broken one
+    assert any("unstable" in w for w in sim.warnings)
+    _run(sim, 5)
+
+
+def test_nan_set_state_and_targets_are_refused() -> None:
+    model = grid_model(5, pins=(0, 4))
+    sim = Simulator(model, SimSettings.cloth())
+    bad = model.rest_positions.copy()
+    bad[3] = np.nan
+    sim.set_state(bad, np.zeros_like(bad))
+    assert np.isfinite(sim.positions()).all()
+    targets = model.rest_positions.copy()
+    targets[0] = (np.inf, 0.0, 0.0)
+    out = sim.step(pinned_targets=targets)
+    assert np.array_equal(out[0], model.rest_positions[0].astype(np.float32))
+    matrix = np.full((4, 4), np.nan)
+    _run(sim, 3, object_matrix=matrix)
+    assert len(sim.warnings) >= 3
+
+
+@pytest.mark.parametrize("solver", ["CLASSIC", "XPBD"])
+def test_huge_stiffness(solver: str) -> None:
+    model = grid_model(8, pins=(0, 7))
+    sim = Simulator(model, SimSettings.cloth(solver=solver, stiffness=1e12, substeps=2))
+    out = _run(sim, 10)
+    assert np.abs(out).max() < 100.0
+    if solver == "CLASSIC":
+        assert sim.recoveries > 0  # explicit Euler explodes there; the guard caught it
+    else:
+        assert sim.recoveries == 0  # XPBD is stable at any stiffness
+
+
+def test_zero_length_springs_and_coincident_points() -> None:
+    positions = np.array([[0, 0, 1], [0, 0, 1], [1, 0, 1], [1, 0, 1], [0.5, 0, 1]], float)
+    springs = [[0, 1], [1, 2], [2, 3], [3, 4], [0, 4]]
+    model = ClothModel(positions, [0, 1, 1, 1, 1], springs)
+    for solver in ("XPBD", "CLASSIC"):
+        sim = Simulator(model, SimSettings.cloth(solver=solver))
+        _run(sim, 10)
+        sim.reset(np.zeros((5, 3)))  # every point on top of each other
+        _run(sim, 10, colliders=(Sphere((0, 0, 0), 0.1),))
+
+
+def test_all_points_pinned() -> None:
+    model = grid_model(4, pins=tuple(range(16)))
+    sim = Simulator(model, SimSettings.cloth())
+    out = _run(sim, 5)
+    assert np.array_equal(out, model.rest_positions.astype(np.float32))
+
+
+def test_zero_negative_and_nan_masses_pin_and_report() -> None:
+    model = ClothModel(
+        np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0]], float),
+        [0.0, -1.0, np.nan, 1.0],
+        [[0, 1], [1, 2], [2, 3]],
+    )
+    assert model.pinned.tolist() == [True, True, True, False]
+    assert any("negative" in w for w in model.warnings)
+    assert any("non-finite" in w for w in model.warnings)
+    sim = Simulator(model, SimSettings.cloth())
+    out = _run(sim, 5)
+    assert np.array_equal(out[:3], model.rest_positions[:3].astype(np.float32))
+    assert out[3, 2] < 0.0 or out[3, 0] != 3.0  # the free one moved
+
+
+def test_bad_springs_are_dropped_and_reported() -> None:
+    model = ClothModel(np.zeros((3, 3)), [1, 1, 1], [[0, 1], [1, 1], [2, 7], [-1, 0]])
+    assert model.springs.tolist() == [[0, 1]]
+    assert any("dropped" in w for w in model.warnings)
+
+
+def test_bad_settings_are_clamped() -> None:
+    settings = SimSettings.cloth(substeps=0, friction=3.0, stiffness=float("nan"))
+    sim = Simulator(grid_model(3), settings)
+    assert sim.settings.substeps == 1 and sim.settings.friction == 1.0
+    assert len(sim.warnings) == 3
+    _run(sim, 3)
