@@ -1,0 +1,243 @@
+"""A document as binary tokens: little-endian WORD token ids, numbers as lists.
+
+Consecutive values of one kind share one INTEGER_LIST or FLOAT_LIST token, across member
+boundaries (a Mesh is ``[nVertices]``, every coordinate, ``[nFaces, faces...]``), the way
+D3DX writes them; arrays go out with ``tobytes``. A STRING token is followed by a ``;``
+token, as in real files (readers skip two bytes after the string).
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from typing import Any
+
+import numpy as np
+
+from ..binary_tokens import (
+    PUNCT_IDS,
+    T_FLOAT_LIST,
+    T_GUID,
+    T_INTEGER_LIST,
+    T_NAME,
+    T_STRING,
+    T_TEMPLATE,
+    TYPE_IDS,
+)
+from ..document import Ragged, XDocument, XObject, XReference
+from ..errors import XFileError
+from ..templates import FLOAT, INT, OPEN, RESTRICTED, STR, Layout, Template, TemplateTable
+from .declarations import declarations
+
+_PUNCT = {c: i for i, c in PUNCT_IDS.items()}
+_TYPES = {name: i for i, name in TYPE_IDS.items()}
+_T_INTEGER = 3
+_INT, _FLOAT, _STR = "i", "f", "s"
+
+
+class TokenWriter:
+    """Appends tokens to a list of byte chunks; numeric values wait in a run until the kind
+    changes, then leave as one list token."""
+
+    def __init__(self, float_bits: int) -> None:
+        self.chunks: list[bytes] = []
+        self.float_dtype = np.dtype("<f8") if float_bits == 64 else np.dtype("<f4")
+        self._run_kind: str | None = None
+        self._run: list[np.ndarray] = []
+
+    def _flush(self) -> None:
+        if self._run_kind is None:
+            return
+        values = np.concatenate(self._run) if len(self._run) > 1 else self._run[0]
+        if self._run_kind == _INT:
+            self.chunks.append(struct.pack("<HI", T_INTEGER_LIST, values.size))
+            self.chunks.append(np.asarray(values, dtype=np.int64).astype("<u4").tobytes())
+        else:
+            self.chunks.append(struct.pack("<HI", T_FLOAT_LIST, values.size))
+            self.chunks.append(
+                np.asarray(values, dtype=np.float64).astype(self.float_dtype).tobytes()
+            )
+        self._run_kind = None
+        self._run = []
+
+    def numbers(self, values: Any, integer: bool) -> None:
+        arr = np.asarray(values).reshape(-1)
+        if arr.size == 0:
+            return
+        kind = _INT if integer else _FLOAT
+        if kind != self._run_kind:
+            self._flush()
+            self._run_kind = kind
+        self._run.append(arr)
+
+    def punct(self, char: str) -> None:
+        self._flush()
+        self.chunks.append(struct.pack("<H", _PUNCT[char]))
+
+    def name(self, text: str) -> None:
+        self._flush()
+        data = text.encode("utf-8")
+        self.chunks.append(struct.pack("<HI", T_NAME, len(data)) + data)
+
+    def string(self, text: str) -> None:
+        self._flush()
+        data = str(text).encode("utf-8")
+        self.chunks.append(struct.pack("<HI", T_STRING, len(data)) + data)
+        self.chunks.append(struct.pack("<H", _PUNCT[";"]))
+
+    def integer(self, value: int) -> None:
+        self._flush()
+        self.chunks.append(struct.pack("<HI", _T_INTEGER, int(value)))
+
+    def guid(self, guid: Any) -> None:
+        self._flush()
+        self.chunks.append(struct.pack("<H", T_GUID) + guid.bytes_le)
+
+    def raw_word(self, token: int) -> None:
+        self._flush()
+        self.chunks.append(struct.pack("<H", token))
+
+    def type_name(self, type_name: str) -> None:
+        token = _TYPES.get(type_name.upper()) if type_name.upper() != "ARRAY" else None
+        if token is not None:
+            self.raw_word(token)
+        else:
+            self.name(type_name)
+
+    def data(self) -> bytes:
+        self._flush()
+        return b"".join(self.chunks)
+
+
+class BinaryEncoder:
+    def __init__(self, doc: XDocument, float_bits: int) -> None:
+        self.table = TemplateTable(doc.templates)
+        self.out = TokenWriter(float_bits)
+
+    def members(self, layout: Layout, values: dict[str, Any], where: str) -> None:
+        for m in layout.members:
+            if m.name not in values:
+                raise XFileError(f"{where}: member {m.label} has no value")
+            self.member(m.kind, m.dims, m.sub, values[m.name], m.label)
+
+    def member(self, kind: int, dims: Any, sub: Layout | None, value: Any, label: str) -> None:
+        out = self.out
+        if kind in (INT, FLOAT):
+            out.numbers(value, kind == INT)
+            return
+        if kind == STR:
+            for text in [value] if dims is None else value:
+                out.string(text)
+            return
+        assert sub is not None
+        if dims is None:
+            self.members(sub, value, label)
+        elif isinstance(value, Ragged):
+            out.numbers(value.flat, sub.ragged_int)
+        elif isinstance(value, np.ndarray) and sub.fixed_leaves:
+            self.fixed_rows(sub, value)
+        else:
+            for item in value:
+                self.members(sub, item, label)
+
+    def fixed_rows(self, sub: Layout, rows: np.ndarray) -> None:
+        """Rows of a fixed struct; mixed int/float leaves (IndexedColor) split per leaf kind."""
+        if sub.all_int or not any(_leaf_kinds(sub)):
+            self.out.numbers(rows, sub.all_int)
+            return
+        kinds = _leaf_kinds(sub)
+        table = np.asarray(rows).reshape(-1, len(kinds))
+        # runs of equal kind within one row; rows alternate between them
+        bounds = [0] + [i for i in range(1, len(kinds)) if kinds[i] != kinds[i - 1]] + [len(kinds)]
+        for row in table:
+            for a, b in itertools.pairwise(bounds):
+                self.out.numbers(row[a:b], kinds[a])
+
+    def obj(self, obj: XObject) -> None:
+        out = self.out
+        out.name(obj.template)
+        if obj.name:
+            out.name(obj.name)
+        out.punct("{")
+        if obj.guid is not None:
+            out.guid(obj.guid)
+        layout = self.table.layout(obj.template)
+        if layout is not None:
+            self.members(layout, obj.members, obj.where or obj.template)
+        else:
+            for value in obj.members.get("_values", []):
+                if isinstance(value, str):
+                    out.string(value)
+                else:
+                    out.numbers(value, False)
+        for child in obj.children:
+            if isinstance(child, XReference):
+                self.reference(child)
+            else:
+                self.obj(child)
+        out.punct("}")
+
+    def reference(self, ref: XReference) -> None:
+        self.out.punct("{")
+        if ref.name:
+            self.out.name(ref.name)
+        if ref.guid is not None:
+            self.out.guid(ref.guid)
+        self.out.punct("}")
+
+    def template(self, template: Template) -> None:
+        out = self.out
+        out.raw_word(T_TEMPLATE)
+        out.name(template.name)
+        out.punct("{")
+        if template.guid is not None:
+            out.guid(template.guid)
+        for m in template.members:
+            if m.dims is not None:
+                out.raw_word(_TYPES["array"])
+            out.type_name(m.type)
+            if not (m.name.startswith("_") and m.name[1:].isdigit()):
+                out.name(m.name)
+            for d in m.dims or ():
+                out.punct("[")
+                if isinstance(d, int):
+                    out.integer(d)
+                else:
+                    out.name(d)
+                out.punct("]")
+            out.punct(";")
+        if template.restriction == OPEN:
+            out.punct("[")
+            for _ in range(3):
+                out.punct(".")
+            out.punct("]")
+        elif template.restriction == RESTRICTED:
+            out.punct("[")
+            for i, (name, guid) in enumerate(template.allowed):
+                if i:
+                    out.punct(",")
+                out.name(name)
+                if guid is not None:
+                    out.guid(guid)
+            out.punct("]")
+        out.punct("}")
+
+
+def _leaf_kinds(layout: Layout) -> list[bool]:
+    """True for integer leaves of one element of a fixed-size struct, in order."""
+    from .text_encoder import leaf_pattern
+
+    return [k == INT for k, _ in leaf_pattern(layout)]
+
+
+def encode_binary(doc: XDocument, float_bits: int) -> bytes:
+    """The body of a binary file (everything after the 16-byte header)."""
+    encoder = BinaryEncoder(doc, float_bits)
+    for template in declarations(doc):
+        encoder.template(template)
+    for item in doc.objects:
+        if isinstance(item, XReference):
+            encoder.reference(item)
+        else:
+            encoder.obj(item)
+    return encoder.out.data()

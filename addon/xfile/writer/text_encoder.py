@@ -1,0 +1,154 @@
+"""A document as text: ``Template name { <GUID> members; children }``, D3DX's punctuation.
+
+Every member ends with ``;``, array elements are separated by ``,`` and a nested struct adds
+its own ``;`` (so a Vector array ends in ``;;``). Big arrays (vertex, face, index, key lists)
+go through :mod:`.text_numbers` in bulk; only arrays of variable-size structs (animation
+keys) are rendered element by element.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..document import Ragged, XDocument, XObject, XReference
+from ..errors import XFileError
+from ..templates import FLOAT, INT, STR, STRUCT, Layout, TemplateTable
+from .declarations import declarations, guid_text, template_text
+from .text_numbers import FLOAT_SPEC, float_text, format_list, format_ragged, format_rows
+
+#: ``,`` between floats is followed by a space: some readers take ``1,0`` for the decimal ``1.0``
+FLOAT_COMMA = ", "
+
+
+def quote(text: str) -> str:
+    """A STRING value: the format has no escapes, so a double quote becomes a single one."""
+    return '"' + str(text).replace('"', "'") + '"'
+
+
+def leaf_pattern(layout: Layout) -> list[tuple[int, str]]:
+    """(kind, separator after it) for every leaf of one element of a fixed-size struct."""
+    out: list[tuple[int, str]] = []
+    for m in layout.members:
+        if m.kind == STRUCT:
+            assert m.sub is not None
+            one = leaf_pattern(m.sub)
+        else:
+            one = [(m.kind, ";")]
+        if m.dims is None:
+            if m.kind == STRUCT:
+                one[-1] = (one[-1][0], one[-1][1] + ";")
+            out += one
+            continue
+        count = 1
+        for d in m.dims:
+            count *= int(d)
+        for i in range(count):
+            element = list(one)
+            sep = ";" if i == count - 1 else ","
+            if m.kind == STRUCT:
+                element[-1] = (element[-1][0], element[-1][1] + sep)
+            else:
+                element[-1] = (element[-1][0], sep)
+            out += element
+    return out
+
+
+class TextEncoder:
+    def __init__(self, doc: XDocument, float_bits: int) -> None:
+        self.table = TemplateTable(doc.templates)
+        self.float_bits = float_bits
+        self.spec = FLOAT_SPEC[float_bits]
+
+    # -- values --------------------------------------------------------------------------
+    def members(self, layout: Layout, values: dict[str, Any], where: str) -> str:
+        parts = []
+        for m in layout.members:
+            if m.name not in values:
+                raise XFileError(f"{where}: member {m.label} has no value")
+            parts.append(self.member(m.kind, m.dims, m.sub, values[m.name], m.label))
+        return "".join(parts)
+
+    def member(self, kind: int, dims: Any, sub: Layout | None, value: Any, label: str) -> str:
+        if dims is None:
+            if kind == INT:
+                return f"{int(value)};"
+            if kind == FLOAT:
+                return float_text(value, self.float_bits) + ";"
+            if kind == STR:
+                return quote(value) + ";"
+            assert sub is not None
+            return self.members(sub, value, label) + ";"
+        if kind == INT:
+            return format_list(np.asarray(value), "%d", True)
+        if kind == FLOAT:
+            return format_list(np.asarray(value), self.spec, False, sep=FLOAT_COMMA)
+        if kind == STR:
+            return ",".join(quote(v) for v in value) + ";"
+        assert sub is not None
+        if isinstance(value, Ragged):
+            spec = "%d" if sub.ragged_int else self.spec
+            return format_ragged(value.flat, value.starts, spec, sub.ragged_int)
+        if isinstance(value, np.ndarray) and sub.fixed_leaves:
+            pattern = leaf_pattern(sub)
+            specs = ["%d" if k == INT else self.spec for k, _ in pattern]
+            seps = [FLOAT_COMMA if s == "," and k != INT else s for k, s in pattern]
+            rows = value.reshape(-1, len(pattern)) if value.size else value.reshape(0, 1)
+            return format_rows(rows, specs, seps, sub.all_int)
+        items = [self.members(sub, v, label) for v in value]
+        return (",\n".join(items) if items else "") + ";"
+
+    def raw_values(self, values: list[Any]) -> str:
+        """Values of an object whose template is unknown, as they were read."""
+        parts = []
+        for v in values:
+            if isinstance(v, str):
+                parts.append(quote(v) + ";")
+            else:
+                parts.append(format_list(np.asarray(v), self.spec, False, sep=FLOAT_COMMA))
+        return "\n".join(parts)
+
+    # -- objects -------------------------------------------------------------------------
+    def obj(self, obj: XObject, depth: int, out: list[str]) -> None:
+        pad = " " * depth
+        head = f"{pad}{obj.template} {obj.name} {{\n" if obj.name else f"{pad}{obj.template} {{\n"
+        out.append(head)
+        if obj.guid is not None:
+            out.append(f"{pad} {guid_text(obj.guid)}\n")
+        layout = self.table.layout(obj.template)
+        if layout is not None:
+            body = self.members(layout, obj.members, obj.where or obj.template)
+        else:
+            body = self.raw_values(list(obj.members.get("_values", [])))
+        if body:
+            out.append(body)
+            out.append("\n")
+        for child in obj.children:
+            if isinstance(child, XReference):
+                out.append(f"{pad} {reference_text(child)}\n")
+            else:
+                self.obj(child, depth + 1, out)
+        out.append(f"{pad}}}\n")
+
+
+def reference_text(ref: XReference) -> str:
+    inner = " ".join(
+        p for p in (ref.name, guid_text(ref.guid) if ref.guid is not None else None) if p
+    )
+    return f"{{ {inner} }}"
+
+
+def encode_text(doc: XDocument, float_bits: int) -> bytes:
+    """The body of a text file (everything after the 16-byte header)."""
+    encoder = TextEncoder(doc, float_bits)
+    out: list[str] = ["\n"]
+    for template in declarations(doc):
+        out.append(template_text(template))
+    for item in doc.objects:
+        if isinstance(item, XReference):
+            out.append(reference_text(item) + "\n")
+        else:
+            encoder.obj(item, 0, out)
+            out.append("\n")
+    return "".join(out).encode("utf-8")
