@@ -21,12 +21,18 @@ import re
 
 import numpy as np
 
+from .number_kernel import PAD, convert, work_buffer
+
 SEPARATORS = b" \t\n\r\v\f,;"
 NUMBER_BYTES = b"0123456789+-.eE"
-CHUNK_BYTES = 1 << 22  # bytes converted per vectorised step: bounds the temporaries
+CHUNK_BYTES = 1 << 20  # largest stretch converted per vectorised step: bounds the temporaries
+FIRST_CHUNK_BYTES = 1 << 16  # the first step's size; steps double up to CHUNK_BYTES
+SHORT_RUN_BYTES = 4096  # a run that ends this soon takes the plain path (numpy costs more)
 
 _RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
 _TOKEN = re.compile(rb"[^,; \t\n\r\v\f]+")
+_NUMBER_TOKEN = re.compile(rb"[0-9eE+\-.]+")
+_SEPARATOR = re.compile(rb"[,; \t\n\r\v\f]")
 _MSVC = re.compile(rb"([+-]?)[0-9]+\.#(IND|QNAN|SNAN|INF)[0-9]*(?:[eE][+-]?[0-9]+)?", re.IGNORECASE)
 _NAME_BYTES = frozenset(
     b"_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
@@ -42,7 +48,7 @@ class NumberSyntaxError(ValueError):
         self.offset = offset
 
 
-def msvc_value(token: bytes) -> float | None:
+def msvc_value(token: bytes | bytearray) -> float | None:
     """MSVC printf's non-finite spellings (``-1.#IND00``...) as NaN / +-inf, else ``None``."""
     m = _MSVC.fullmatch(token)
     if m is None:
@@ -52,7 +58,7 @@ def msvc_value(token: bytes) -> float | None:
     return float("nan")
 
 
-def convert_token(token: bytes, offset: int) -> float:
+def convert_token(token: bytes | bytearray, offset: int) -> float:
     """One token's value, exactly ``float(token)``; MSVC spellings; or NumberSyntaxError."""
     if b"#" not in token:
         try:
@@ -73,19 +79,26 @@ def _token_start(data: bytes | bytearray | memoryview, start: int, pos: int) -> 
     return pos
 
 
-def run_end(data: bytes | bytearray | memoryview, start: int) -> int:
-    """Where the numeric run starting at ``start`` ends (see the module's run rules)."""
-    n = len(data)
+def run_end(data: bytes | bytearray | memoryview, start: int, limit: int | None = None) -> int:
+    """Where the numeric run starting at ``start`` ends (see the module's run rules).
+
+    With ``limit``, looks no further: returns ``limit`` when the run reaches it.
+    """
+    n = len(data) if limit is None else limit
     pos = start
     while True:
-        m = _RUN_BYTES.match(data, pos)
+        m = _RUN_BYTES.match(data, pos, n)
         stop = m.end() if m else pos
         if stop >= n:
             return n
         if data[stop] == 0x23:  # '#': an MSVC non-finite token keeps the run going
             tok = _token_start(data, start, stop)
             mm = _MSVC.match(data, tok)
-            if mm and mm.end() > stop and (mm.end() >= n or data[mm.end()] not in _NAME_BYTES):
+            if (
+                mm
+                and mm.end() > stop
+                and (mm.end() >= len(data) or data[mm.end()] not in _NAME_BYTES)
+            ):
                 pos = mm.end()
                 continue
         if data[stop] in _NAME_BYTES:
@@ -101,6 +114,70 @@ def scan_numbers(data: bytes | bytearray | memoryview, start: int) -> tuple[np.n
     a string...). A trailing fragment of a following name (``e`` of ``end``) is not part of
     the run. Raises :class:`NumberSyntaxError` with the absolute byte offset of a bad token.
     """
+    n = len(data)
+    probe = min(n, start + SHORT_RUN_BYTES)
+    m = _RUN_BYTES.match(data, start, probe)
+    if m is None or m.end() < probe or probe == n:
+        return _scan_plain(data, start)
+    if isinstance(data, memoryview):
+        data = data.tobytes()  # rfind and regexes over slices need a bytes-like with methods
+    return _scan_chunked(data, start)
+
+
+def _scan_plain(data: bytes | bytearray | memoryview, start: int) -> tuple[np.ndarray, int]:
+    """Token by token with ``float``: the reference, and the fastest way for short runs."""
     end = run_end(data, start)
     values = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, start, end)]
     return np.array(values, dtype=np.float64), end
+
+
+def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]:
+    """Vectorised, over stretches that end at separators, until a token holds the run's end."""
+    n = len(data)
+    parts: list[np.ndarray] = []
+    pos = start
+    size = max(1, min(FIRST_CHUNK_BYTES, CHUNK_BYTES))
+    while pos < n:
+        stop = _stretch_end(data, pos, pos + size)
+        values, end = _convert_stretch(data, pos, stop)
+        parts.append(values)
+        if end is not None:
+            return np.concatenate(parts), end
+        pos = stop
+        size = min(2 * size, max(1, CHUNK_BYTES))
+    return (np.concatenate(parts) if parts else np.empty(0)), n
+
+
+def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
+    """An end for the stretch from ``pos``: just after the last separator before ``limit``."""
+    n = len(data)
+    if limit >= n:
+        return n
+    cut = max(data.rfind(c, pos, limit) for c in SEPARATORS)
+    if cut >= pos:
+        return cut + 1
+    m = _SEPARATOR.search(data, limit)  # one token longer than the stretch: take it whole
+    return m.start() if m else n
+
+
+def _convert_stretch(
+    data: bytes | bytearray, begin: int, end: int
+) -> tuple[np.ndarray, int | None]:
+    """Values of ``data[begin:end]``, and where the run ends if it ends in there."""
+    tokens = convert(work_buffer(data, begin, end))
+    values = tokens.values
+    shift = begin - PAD
+    for i in np.flatnonzero(~tokens.fast).tolist():
+        s = int(tokens.starts[i]) + shift
+        e = int(tokens.ends[i]) + shift
+        token = data[s:e]
+        if _NUMBER_TOKEN.fullmatch(token):
+            values[i] = convert_token(token, s)
+            continue
+        stop = run_end(data, s, e)
+        if stop >= e:  # an MSVC spelling
+            values[i] = convert_token(token, s)
+            continue
+        tail = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, s, stop)]
+        return np.concatenate([values[:i], np.array(tail, dtype=np.float64)]), stop
+    return values, None

@@ -18,12 +18,20 @@ from hypothesis import strategies as st
 from addon.xfile import numbers
 from addon.xfile.numbers import NumberSyntaxError, scan_numbers
 
-CHUNKS = [7, 16, 61, 1 << 22]  # tiny ones put token and chunk edges everywhere
+CHUNKS = [7, 16, 61, 1 << 20]  # tiny ones put token and chunk edges everywhere
+
+
+def use_chunks(chunk: int) -> dict[str, int]:
+    """Settings that force the vectorised path with ``chunk``-byte steps (the big one: defaults)."""
+    if chunk >= 1 << 20:
+        return {}
+    return {"CHUNK_BYTES": chunk, "FIRST_CHUNK_BYTES": max(1, chunk // 3), "SHORT_RUN_BYTES": 0}
 
 
 @pytest.fixture(params=CHUNKS, ids=lambda c: f"chunk{c}")
 def chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(numbers, "CHUNK_BYTES", request.param)
+    for name, value in use_chunks(request.param).items():
+        monkeypatch.setattr(numbers, name, value)
     return int(request.param)
 
 
@@ -134,12 +142,10 @@ def test_random_runs_match_float(
 ) -> None:
     body = lead + b"".join(t + s for t, s in zip(tokens, seps, strict=False))
     text = b"Mesh {" + body + tail
-    old = numbers.CHUNK_BYTES
-    numbers.CHUNK_BYTES = chunk
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in use_chunks(chunk).items():
+            mp.setattr(numbers, name, value)
         check(text, tokens, len(text) - len(tail.lstrip(b" ")), start=6)
-    finally:
-        numbers.CHUNK_BYTES = old
 
 
 @settings(max_examples=300, deadline=None)
@@ -163,9 +169,9 @@ def test_random_garbage_tokens_agree_with_float(tokens: list[bytes], chunk: int)
         except ValueError:
             bad = off
             break
-    old = numbers.CHUNK_BYTES
-    numbers.CHUNK_BYTES = chunk
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in use_chunks(chunk).items():
+            mp.setattr(numbers, name, value)
         if bad is None:
             values, end = scan_numbers(text, 0)
             assert bits(values) == bits(expected)
@@ -174,8 +180,6 @@ def test_random_garbage_tokens_agree_with_float(tokens: list[bytes], chunk: int)
             with pytest.raises(NumberSyntaxError) as err:
                 scan_numbers(text, 0)
             assert err.value.offset == bad
-    finally:
-        numbers.CHUNK_BYTES = old
 
 
 # --- MSVC non-finite spellings -------------------------------------------------------------
