@@ -17,8 +17,48 @@ from .convert import face_starts, reversed_winding_order
 class FacePlan:
     kept: np.ndarray  # (f,) bool: file faces Blender gets
     sizes: np.ndarray  # (kept,) corner counts of the kept faces
-    loop_to_corner: np.ndarray  # (loops,) file corner index of each Blender loop
     notes: list[str] = field(default_factory=list)  # why faces were dropped (counts)
+    uniform: int | None = None  # the one face size, when all faces have it
+    file_sizes: np.ndarray | None = None  # (f,) corner counts of every file face
+    _loop_to_corner: np.ndarray | None = None
+
+    @property
+    def all_kept(self) -> bool:
+        return len(self.sizes) == len(self.kept)
+
+    @property
+    def loop_to_corner(self) -> np.ndarray:
+        """(loops,) file corner index of each Blender loop (built on first use)."""
+        if self._loop_to_corner is None:
+            k = self.uniform
+            if k is not None:
+                faces = np.arange(len(self.kept)) if self.all_kept else np.flatnonzero(self.kept)
+                self._loop_to_corner = (faces[:, None] * k + _reverse_perm(k)[None, :]).ravel()
+            else:
+                kept_corners = np.flatnonzero(np.repeat(self.kept, self.file_sizes))
+                self._loop_to_corner = kept_corners[reversed_winding_order(self.sizes)]
+        return self._loop_to_corner
+
+    def per_loop(self, per_corner: np.ndarray) -> np.ndarray:
+        """A per-file-corner array reordered to Blender's loops (dropped faces removed)."""
+        k = self.uniform
+        if k is None:
+            return per_corner[self.loop_to_corner]
+        grid = per_corner.reshape(len(self.kept), k, *per_corner.shape[1:])
+        if not self.all_kept:
+            grid = grid[self.kept]
+        return grid[:, _reverse_perm(k)].reshape(-1, *per_corner.shape[1:])
+
+    def loop_starts(self) -> np.ndarray:
+        """int32 offset of each Blender face's first loop."""
+        if self.uniform is not None:
+            return np.arange(0, len(self.sizes) * self.uniform, self.uniform, dtype=np.int32)
+        return face_starts(self.sizes).astype(np.int32)
+
+
+def _reverse_perm(k: int) -> np.ndarray:
+    """Corner order of a reversed face keeping its first corner: [a, b, c, d] -> [a, d, c, b]."""
+    return np.r_[0, np.arange(k - 1, 0, -1)]
 
 
 def _uniform_size(sizes: np.ndarray) -> int | None:
@@ -96,11 +136,5 @@ def plan_faces(sizes: np.ndarray, corners: np.ndarray, n_verts: int) -> FacePlan
             notes.append(f"{int(rep.sum())} face(s) using a vertex twice dropped")
             drop |= rep
     kept = ~drop
-    if k is not None and k >= 3:
-        perm = np.r_[0, np.arange(k - 1, 0, -1)]  # [a, b, c, d] -> [a, d, c, b]
-        faces = np.flatnonzero(kept) if drop.any() else np.arange(f)
-        loop_to_corner = (faces[:, None] * k + perm[None, :]).ravel()
-        return FacePlan(kept, sizes[kept], loop_to_corner, notes)
-    kept_sizes = sizes[kept]
-    kept_corners = np.flatnonzero(np.repeat(kept, sizes))
-    return FacePlan(kept, kept_sizes, kept_corners[reversed_winding_order(kept_sizes)], notes)
+    uniform = k if k is not None and k >= 3 else None
+    return FacePlan(kept, sizes[kept], notes, uniform, sizes)

@@ -15,8 +15,8 @@ import bpy
 import numpy as np
 
 from ..xfile.views.model import MaterialData, MeshData
-from .convert import Conversion, face_starts
-from .faces import plan_faces
+from .convert import Conversion
+from .faces import FacePlan, plan_faces
 
 #: Blender 4.5 stores free custom normals as a float corner attribute; older needs the RNA call
 _FLOAT_CUSTOM_NORMALS = bpy.app.version >= (4, 5, 0)
@@ -36,9 +36,13 @@ class MeshBuild:
     """A built mesh and how its faces/corners relate to the file's."""
 
     mesh: bpy.types.Mesh
-    kept_faces: np.ndarray  # (f,) bool: file faces present in the mesh, in order
-    loop_to_corner: np.ndarray  # (loops,) index of the file corner each Blender loop came from
+    faces: FacePlan  # kept faces, and ``faces.per_loop`` / ``faces.loop_to_corner`` for corners
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def kept_faces(self) -> np.ndarray:
+        """(f,) bool: file faces present in the mesh, in order."""
+        return self.faces.kept
 
 
 def _set_attr(
@@ -51,11 +55,11 @@ def _set_attr(
 
 
 def _set_topology(
-    mesh: bpy.types.Mesh, positions: np.ndarray, sizes: np.ndarray, loops: np.ndarray
+    mesh: bpy.types.Mesh, positions: np.ndarray, loop_starts: np.ndarray, loops: np.ndarray
 ) -> None:
     mesh.vertices.add(len(positions))
     mesh.loops.add(len(loops))
-    mesh.polygons.add(len(sizes))
+    mesh.polygons.add(len(loop_starts))
     pos32 = np.ascontiguousarray(positions, dtype=np.float32)
     loops32 = np.ascontiguousarray(loops, dtype=np.int32)
     try:
@@ -64,7 +68,7 @@ def _set_topology(
     except KeyError:  # internal attribute names not exposed: the slower RNA path
         mesh.vertices.foreach_set("co", pos32.ravel())
         mesh.loops.foreach_set("vertex_index", loops32)
-    mesh.polygons.foreach_set("loop_start", face_starts(sizes).astype(np.int32))
+    mesh.polygons.foreach_set("loop_start", loop_starts)
     mesh.update(calc_edges=True)
 
 
@@ -76,43 +80,52 @@ def _unit(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return unit, (bad if bad.any() else None)
 
 
-def _set_custom_normals(mesh: bpy.types.Mesh, normals: np.ndarray, bad: np.ndarray | None) -> None:
-    """Per-loop unit normals; loops marked ``bad`` keep Blender's own normal."""
+def _set_custom_normals(
+    mesh: bpy.types.Mesh, normals: np.ndarray, bad: np.ndarray | None, domain: str
+) -> None:
+    """Unit normals per loop (or per vertex, ``domain="POINT"``); ``bad`` ones keep Blender's."""
     if bad is not None:
         auto = np.empty(len(normals) * 3, dtype=np.float32)
-        mesh.corner_normals.foreach_get("vector", auto)
+        source = mesh.vertex_normals if domain == "POINT" else mesh.corner_normals
+        source.foreach_get("vector", auto)
         normals[bad] = auto.reshape(-1, 3)[bad]
     mesh.shade_smooth()
     if _FLOAT_CUSTOM_NORMALS:
-        _set_attr(mesh, "custom_normal", "FLOAT_VECTOR", "CORNER", "vector", normals)
+        _set_attr(mesh, "custom_normal", "FLOAT_VECTOR", domain, "vector", normals)
+    elif domain == "POINT":
+        mesh.normals_split_custom_set_from_vertices(normals.tolist())
     else:
         mesh.normals_split_custom_set(normals.tolist())
 
 
-def _corner_normals(
-    data: MeshData, conv: Conversion, loop_to_corner: np.ndarray, corners_b: np.ndarray
-) -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
-    """Per-loop unit Blender normals from MeshNormals (or a per-vertex DeclData normal), the
-    loops whose normal is unusable, or why there are none."""
+def _file_normals(
+    data: MeshData, conv: Conversion, plan: FacePlan
+) -> tuple[np.ndarray | None, np.ndarray | None, str, str | None]:
+    """Unit Blender normals from MeshNormals (or a per-vertex DeclData normal): the normals,
+    those unusable (None if all fine), their domain ("POINT" when MeshNormals index exactly
+    like the faces: one normal per vertex, no per-loop copy), or why there are none."""
+    n_verts = len(data.positions)
     if data.normals is not None and data.normal_corners is not None:
         normals = np.asarray(data.normals, dtype=np.float64).reshape(-1, 3)
         idx = np.asarray(data.normal_corners, dtype=np.int64).ravel()
         if len(idx) != len(data.corners):
-            return None, None, "MeshNormals face count differs from the mesh's: normals ignored"
+            msg = "MeshNormals face count differs from the mesh's: normals ignored"
+            return None, None, "CORNER", msg
         if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(normals)):
-            return None, None, "MeshNormals index out of range: normals ignored"
-        per_loop = idx[loop_to_corner]
-    else:
-        per_vertex = data.decl.get("normal")
-        if per_vertex is None:
-            return None, None, None
-        normals = np.asarray(per_vertex, dtype=np.float64)
-        if normals.ndim != 2 or normals.shape[0] != len(data.positions) or normals.shape[1] < 3:
-            return None, None, f"DeclData normals have shape {normals.shape}: ignored"
-        normals = normals[:, :3]
-        per_loop = corners_b
-    unit, bad = _unit(conv.directions(normals).astype(np.float32))
-    return unit[per_loop], (bad[per_loop] if bad is not None else None), None
+            return None, None, "CORNER", "MeshNormals index out of range: normals ignored"
+        unit, bad = _unit(conv.directions(normals).astype(np.float32))
+        if len(normals) == n_verts and np.array_equal(idx, data.corners):
+            return unit, bad, "POINT", None
+        per_loop = plan.per_loop(idx)
+        return unit[per_loop], (bad[per_loop] if bad is not None else None), "CORNER", None
+    per_vertex = data.decl.get("normal")
+    if per_vertex is None:
+        return None, None, "CORNER", None
+    normals = np.asarray(per_vertex, dtype=np.float64)
+    if normals.ndim != 2 or normals.shape[0] != n_verts or normals.shape[1] < 3:
+        return None, None, "CORNER", f"DeclData normals have shape {normals.shape}: ignored"
+    unit, bad = _unit(conv.directions(normals[:, :3]).astype(np.float32))
+    return unit, bad, "POINT", None
 
 
 def _uv_sets(data: MeshData) -> list[np.ndarray]:
@@ -147,22 +160,22 @@ def build_mesh(
 
     plan = plan_faces(sizes, corners, n_verts)
     warnings += [f"mesh {label!r}: {note}" for note in plan.notes]
-    kept, kept_sizes, loop_to_corner = plan.kept, plan.sizes, plan.loop_to_corner
-    corners_b = corners[loop_to_corner]
+    small = n_verts < 2**31 - 1
+    corners_b = plan.per_loop(corners.astype(np.int32) if small else corners)
 
     mesh = bpy.data.meshes.new(name)
     try:
-        _set_topology(mesh, conv.positions(positions), kept_sizes, corners_b)
+        _set_topology(mesh, conv.positions(positions), plan.loop_starts(), corners_b)
         if data.name is not None:
             mesh["xof_name"] = data.name
 
-        normals, bad, why = None, None, None
+        normals, bad, domain, why = None, None, "CORNER", None
         if options.use_custom_normals:
-            normals, bad, why = _corner_normals(data, conv, loop_to_corner, corners_b)
+            normals, bad, domain, why = _file_normals(data, conv, plan)
         if why:
             warnings.append(f"mesh {label!r}: {why}")
         if normals is not None and len(normals):
-            _set_custom_normals(mesh, normals, bad)
+            _set_custom_normals(mesh, normals, bad, domain)
         elif options.shading == "FLAT":
             mesh.shade_flat()
         else:
@@ -205,7 +218,7 @@ def build_mesh(
                         f"mesh {label!r}: {len(idx)} material indices for {len(sizes)} faces"
                     )
                     idx = np.resize(idx, len(sizes)) if len(idx) else np.zeros(len(sizes), np.int64)
-                idx = idx[kept]
+                idx = idx[plan.kept]
                 bad = (idx < 0) | (idx >= len(data.materials))
                 if bad.any():
                     warnings.append(
@@ -220,7 +233,7 @@ def build_mesh(
     except BaseException:
         bpy.data.meshes.remove(mesh)
         raise
-    return MeshBuild(mesh, kept, loop_to_corner, warnings)
+    return MeshBuild(mesh, plan, warnings)
 
 
 #: DeclData per-vertex directions, converted like normals

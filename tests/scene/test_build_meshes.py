@@ -135,3 +135,15 @@ def test_shared_material_is_built_once():
     ctx = build_scene(SceneData(frames=[FrameData("F", np.eye(4), meshes=[a, b])]))
     assert len(bpy.data.materials) == 1
     assert [m.materials[0].name for m in ctx.result.meshes] == ["Shared", "Shared"]
+
+
+def test_per_vertex_normals_indexed_like_the_faces():
+    """MeshNormals with one normal per vertex and the faces' own indices (the common case)."""
+    rng = np.random.default_rng(4)
+    normals = rng.normal(size=(8, 3))
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    data = cube_data(normals=normals, normal_corners=np.concatenate(CUBE_FACES))
+    ctx = build_scene(SceneData(meshes=[data]))
+    mesh = ctx.result.meshes[0]
+    loop_verts = np.array([lp.vertex_index for lp in mesh.loops])
+    np.testing.assert_allclose(corner_normals(mesh), normals[loop_verts] @ P3.T, atol=2e-3)
