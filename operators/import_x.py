@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
@@ -12,9 +14,12 @@ from bpy_extras.io_utils import ImportHelper, orientation_helper
 from ..addon.scene.importer import ImportOptions, ImportResult, import_files
 from ..addon.xfile import XFileError
 
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-@orientation_helper(axis_forward="Z", axis_up="Y")
-class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
+
+@orientation_helper(axis_forward="Z", axis_up="Y")  # type: ignore[func-returns-value]
+class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
     """Import DirectX .X files (text, binary or compressed)"""
 
     bl_idname = "import_scene.x"
@@ -92,20 +97,22 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
             },
         )
 
-    def paths(self) -> list[str]:
+    def paths(self) -> list[str | Path]:
         """The files to import: ``directory`` + ``files`` when given, else ``filepath``."""
         if self.directory and len(self.files):
             names = [f.name for f in self.files if f.name]
             if names:
                 return [os.path.join(self.directory, name) for name in names]
-        return [self.filepath] if self.filepath else []
+        filepath: str = self.filepath  # type: ignore[attr-defined]
+        return [filepath] if filepath else []
 
-    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
-        if bpy.app.version >= (4, 2, 0):  # dropped files: options popup instead of the browser
-            return self.invoke_popup(context)  # type: ignore[no-any-return]
-        return super().invoke(context, event)  # type: ignore[no-any-return]
+    def invoke(  # type: ignore[override]
+        self, context: bpy.types.Context, event: bpy.types.Event
+    ) -> set[OperatorReturnItems]:
+        # dropped files (filepath already set): an options popup; else the file browser
+        return self.invoke_popup(context)  # type: ignore[func-returns-value,return-value]
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         paths = self.paths()
         if not paths:
             self.report({"ERROR"}, "No file given")
@@ -118,7 +125,8 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
         except Exception as exc:
             traceback.print_exc()
             self.report(
-                {"ERROR"}, f"{', '.join(paths)}: import failed: {type(exc).__name__}: {exc}"
+                {"ERROR"},
+                f"{', '.join(map(str, paths))}: import failed: {type(exc).__name__}: {exc}",
             )
             return {"CANCELLED"}
         select_result(context, result)
@@ -129,6 +137,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
+        assert layout is not None
         layout.use_property_split = True
         layout.use_property_decorate = False
         header, body = layout.panel("XOF_import_include", default_closed=False)

@@ -8,7 +8,9 @@ from .import_x import IMPORT_SCENE_OT_x
 
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    self.layout.operator(IMPORT_SCENE_OT_x.bl_idname, text="DirectX (.x)")
+    layout = self.layout
+    if layout is not None:
+        layout.operator(IMPORT_SCENE_OT_x.bl_idname, text="DirectX (.x)")
 
 
 def register() -> None:

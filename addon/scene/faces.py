@@ -35,7 +35,9 @@ class FacePlan:
                 faces = np.arange(len(self.kept)) if self.all_kept else np.flatnonzero(self.kept)
                 self._loop_to_corner = (faces[:, None] * k + _reverse_perm(k)[None, :]).ravel()
             else:
-                kept_corners = np.flatnonzero(np.repeat(self.kept, self.file_sizes))
+                kept_corners = np.flatnonzero(
+                    np.repeat(self.kept, _sizes(self.file_sizes, self.sizes))
+                )
                 self._loop_to_corner = kept_corners[reversed_winding_order(self.sizes)]
         return self._loop_to_corner
 
@@ -59,6 +61,10 @@ class FacePlan:
 def _reverse_perm(k: int) -> np.ndarray:
     """Corner order of a reversed face keeping its first corner: [a, b, c, d] -> [a, d, c, b]."""
     return np.r_[0, np.arange(k - 1, 0, -1)]
+
+
+def _sizes(file_sizes: np.ndarray | None, kept_sizes: np.ndarray) -> np.ndarray:
+    return file_sizes if file_sizes is not None else kept_sizes
 
 
 def _uniform_size(sizes: np.ndarray) -> int | None:

@@ -9,6 +9,7 @@ datablock created since the call started, so ``bpy.data`` is left as it was.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,10 @@ def build_scene(
     options = options or ImportOptions()
     result = result if result is not None else ImportResult()
     if collection is None:
-        collection = bpy.context.collection or bpy.context.scene.collection
+        scene_now = bpy.context.scene
+        collection = bpy.context.collection or (scene_now.collection if scene_now else None)
+        if collection is None:
+            raise RuntimeError("no collection to import into")
     conv = options.conversion()
     ctx = BuildContext(
         scene, options, conv, collection, result, filepath, document,
@@ -177,7 +181,7 @@ def build_scene(
 
 
 def import_files(
-    paths: list[str | Path],
+    paths: Sequence[str | Path],
     options: ImportOptions | None = None,
     collection: bpy.types.Collection | None = None,
 ) -> ImportResult:

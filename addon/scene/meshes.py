@@ -200,9 +200,8 @@ def build_mesh(
             colors = np.asarray(data.colors, dtype=np.float64)
             if colors.shape == (n_verts, 4):
                 attr = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
-                attr.data.foreach_set(
-                    "color_srgb", np.clip(colors, 0.0, 1.0).astype(np.float32).ravel()
-                )  # type: ignore[attr-defined]
+                values = np.clip(colors, 0.0, 1.0).astype(np.float32).ravel()
+                attr.data.foreach_set("color_srgb", values)  # type: ignore[attr-defined]
             else:
                 warnings.append(
                     f"mesh {label!r}: vertex colours have shape {colors.shape}: skipped"
