@@ -61,21 +61,25 @@ class ActionBuilder:
         self.cyclic |= cyclic
         linear_mode = _INTERPOLATION["LINEAR"]
         location_mode = linear_mode if linear else _INTERPOLATION["BEZIER"]
-        co = np.empty(2 * len(frames), dtype=np.float64)
+        count = len(frames)
+        co = np.empty(2 * count, dtype=np.float32)  # Keyframe.co is float32: no conversion
         co[0::2] = frames
+        modes = {
+            mode: np.full(count, mode, dtype=np.int32) for mode in {linear_mode, location_mode}
+        }
         for prop, values in (
             ("location", channels.location),
             ("rotation_quaternion", channels.rotation),
             ("scale", channels.scale),
         ):
+            mode = location_mode if prop == "location" else linear_mode
             for index in range(values.shape[1]):
                 fcurve = bag.fcurves.new(prefix + prop, index=index, group_name=group)
                 co[1::2] = values[:, index]
                 points = fcurve.keyframe_points
-                points.add(len(frames))
-                points.foreach_set("co", co.tolist())
-                mode = location_mode if prop == "location" else linear_mode
-                points.foreach_set("interpolation", [mode] * len(frames))
+                points.add(count)
+                points.foreach_set("co", co)
+                points.foreach_set("interpolation", modes[mode])
                 if cyclic:
                     fcurve.modifiers.new("CYCLES")
                 fcurve.update()
