@@ -11,8 +11,8 @@ from ..addon.scene.importer import ImportOptions
 from ..addon.xfile import XFileError
 
 
-@orientation_helper(axis_forward="Z", axis_up="Y")
-class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):
+@orientation_helper(axis_forward="Z", axis_up="Y")  # type: ignore[func-returns-value]
+class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
     """Apply a DirectX .X file's animation sets to the active armature, bone by bone name"""
 
     bl_idname = "import_anim.x_onto_armature"
@@ -32,14 +32,18 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):
         obj = context.active_object
         return obj is not None and obj.type == "ARMATURE"
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[str]:  # type: ignore[override]
         armature = context.active_object
         if armature is None or armature.type != "ARMATURE":
             self.report({"ERROR"}, "Select an armature first")
             return {"CANCELLED"}
-        options = ImportOptions(axis_forward=self.axis_forward, axis_up=self.axis_up)
+        options = ImportOptions(
+            axis_forward=self.axis_forward,  # type: ignore[attr-defined]
+            axis_up=self.axis_up,  # type: ignore[attr-defined]
+        )
+        filepath: str = self.filepath  # type: ignore[attr-defined]
         try:
-            result = import_animation_file(self.filepath, armature, options, self.scene_timing)
+            result = import_animation_file(filepath, armature, options, self.scene_timing)
         except (XFileError, OSError) as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -54,7 +58,10 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):
 
 
 def menu_func(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    self.layout.operator(IMPORT_ANIM_OT_x_onto_armature.bl_idname, text="DirectX Animation (.x)")
+    if self.layout is not None:
+        self.layout.operator(
+            IMPORT_ANIM_OT_x_onto_armature.bl_idname, text="DirectX Animation (.x)"
+        )
 
 
 def register() -> None:
