@@ -93,7 +93,7 @@ def run_blender(n: int, frames: int) -> float | None:
     except ImportError:
         return None
     bpy.ops.wm.read_homefile(use_empty=True)
-    positions, sizes, corners = quad_grid(n, n, SIZE, HEIGHT)
+    positions, _, corners = quad_grid(n, n, SIZE, HEIGHT)
     faces = corners.reshape(-1, 4).tolist()
     mesh = bpy.data.meshes.new("grid")
     mesh.from_pydata(positions.tolist(), [], faces)
