@@ -62,6 +62,7 @@ class ActionBuilder:
         linear_mode = _INTERPOLATION["LINEAR"]
         location_mode = linear_mode if linear else _INTERPOLATION["BEZIER"]
         count = len(frames)
+        channel_group = bag.groups.get(group) or bag.groups.new(group)
         co = np.empty(2 * count, dtype=np.float32)  # Keyframe.co is float32: no conversion
         co[0::2] = frames
         modes = {
@@ -74,7 +75,8 @@ class ActionBuilder:
         ):
             mode = location_mode if prop == "location" else linear_mode
             for index in range(values.shape[1]):
-                fcurve = bag.fcurves.new(prefix + prop, index=index, group_name=group)
+                fcurve = bag.fcurves.new(prefix + prop, index=index)
+                fcurve.group = channel_group  # fcurves.new(group_name=) is 5.0-only
                 co[1::2] = values[:, index]
                 points = fcurve.keyframe_points
                 points.add(count)

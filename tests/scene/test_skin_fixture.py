@@ -76,6 +76,11 @@ def test_structure_and_report(character):
     assert "Hip" not in bpy.data.objects  # the bone frames' empties are gone
     # rings above y=4 carry only the head's hat weight (< 1): normalised and reported
     assert any("did not sum to 1" in w for w in result.warnings)
+    # curves grouped per bone (fcurves.new has no group_name on 4.5: regression)
+    anim = arm.animation_data
+    bag = anim.action.layers[0].strips[0].channelbag(anim.action_slot)
+    assert {fc.group.name for fc in bag.fcurves} == {"Hip", "Spine", "Head"}
+    assert len(bag.fcurves) == 3 * 10
     sc = bpy.context.scene
     assert sc.render.fps == FPS  # keys every 160 ticks at 4800 ticks/s
     assert (sc.frame_start, sc.frame_end) == (0, 20)
