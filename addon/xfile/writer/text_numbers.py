@@ -26,8 +26,8 @@ def float_text(value: float, float_bits: int) -> str:
 
 def _python_values(flat: np.ndarray, integer: bool) -> list:
     if integer:
-        return flat.astype(np.int64, copy=False).tolist()  # type: ignore[no-any-return]
-    return flat.astype(np.float64, copy=False).tolist()  # type: ignore[no-any-return]
+        return flat.astype(np.int64, copy=False).tolist()
+    return flat.astype(np.float64, copy=False).tolist()
 
 
 def _fix_non_finite(text: str, flat: np.ndarray) -> str:

@@ -1,0 +1,171 @@
+"""Actions -> AnimationSets: one set per action (the active one and those on NLA tracks).
+
+Keys are written where the F-curves have them when every curve is linear (what the importer
+makes), else sampled at every frame of the keyed range. Each key is turned back into the
+file's local matrix (bones: through the pose-bone basis relation of ``armature.bone_basis``,
+inverted; objects: ``parent_inverse @ basis``), then split into position, rotation (w,x,y,z)
+and scale keys by the importer's own ``row_decompose``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from mathutils import Euler
+
+from ...xfile.document import XObject
+from ...xfile.writer import objects as xo
+from ..armature import read_matrix
+from ..rig_math import compose, row_decompose
+from .rig_export import bind_of
+from .space import FileSpace
+
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
+_CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "scale")
+
+
+@dataclass(eq=False)
+class SetBuilder:
+    name: str
+    animations: list[XObject] = field(default_factory=list)
+
+
+def action_slots(owner: bpy.types.ID) -> list[tuple[bpy.types.Action, object]]:
+    """(action, slot) of the active action and of every NLA strip, active first."""
+    anim = getattr(owner, "animation_data", None)
+    if anim is None:
+        return []
+    out = []
+    if anim.action is not None:
+        out.append((anim.action, getattr(anim, "action_slot", None)))
+    for track in anim.nla_tracks:
+        for strip in track.strips:
+            if strip.action is not None and all(strip.action != a for a, _ in out):
+                out.append((strip.action, getattr(strip, "action_slot", None)))
+    return out
+
+
+def fcurves_of(action: bpy.types.Action, slot: object) -> list[bpy.types.FCurve]:
+    try:
+        from bpy_extras.anim_utils import action_get_channelbag_for_slot
+
+        bag = action_get_channelbag_for_slot(action, slot)
+        return list(bag.fcurves) if bag is not None else []
+    except ImportError:  # pragma: no cover - before slotted actions
+        return list(action.fcurves)  # type: ignore[attr-defined]
+
+
+def _key_frames(curves: list[bpy.types.FCurve]) -> tuple[np.ndarray, bool, bool]:
+    """Frames to write, whether the curves are all linear, whether any cycles."""
+    frames: list[np.ndarray] = []
+    linear = True
+    cyclic = False
+    for fc in curves:
+        co = np.empty(2 * len(fc.keyframe_points))
+        fc.keyframe_points.foreach_get("co", co)
+        frames.append(co[0::2])
+        linear &= all(k.interpolation == "LINEAR" for k in fc.keyframe_points)
+        cyclic |= any(m.type == "CYCLES" for m in fc.modifiers)
+    keys = np.unique(np.concatenate(frames)) if frames else np.zeros(0)
+    if not linear and len(keys) > 1:
+        keys = np.unique(np.concatenate([keys, np.arange(np.ceil(keys[0]), keys[-1] + 1)]))
+    return keys, linear, cyclic
+
+
+def _evaluate(
+    curves: dict[tuple[str, int], bpy.types.FCurve],
+    frames: np.ndarray,
+    static: dict[str, np.ndarray],
+    rotation_mode: str,
+) -> np.ndarray:
+    """(k, 4, 4) basis matrices from loc/rot/scale curves (static values where not keyed)."""
+
+    def channel(prop: str, width: int) -> np.ndarray:
+        out = np.repeat(static[prop][None, :], len(frames), axis=0)
+        for i in range(width):
+            fc = curves.get((prop, i))
+            if fc is not None:
+                out[:, i] = [fc.evaluate(float(f)) for f in frames]
+        return out
+
+    loc = channel("location", 3)
+    scale = channel("scale", 3)
+    if rotation_mode == "QUATERNION" or any(p == "rotation_quaternion" for p, _ in curves):
+        quat = channel("rotation_quaternion", 4)
+    else:
+        eul = channel("rotation_euler", 3)
+        order = rotation_mode if len(rotation_mode) == 3 else "XYZ"
+        quat = np.array([list(Euler(e.tolist(), order).to_quaternion()) for e in eul])
+    return compose(loc, quat, scale)  # type: ignore[no-any-return]
+
+
+def _static(target: object) -> dict[str, np.ndarray]:
+    return {
+        "location": np.array(target.location, dtype=np.float64),  # type: ignore[attr-defined]
+        "rotation_quaternion": np.array(target.rotation_quaternion, dtype=np.float64),  # type: ignore[attr-defined]
+        "rotation_euler": np.array(target.rotation_euler, dtype=np.float64),  # type: ignore[attr-defined]
+        "scale": np.array(target.scale, dtype=np.float64),  # type: ignore[attr-defined]
+    }
+
+
+def _keys(locals_file: np.ndarray, ticks: np.ndarray) -> list[XObject]:
+    pos, quat, scale = row_decompose(locals_file)
+    return [
+        xo.animation_key(0, ticks, quat),
+        xo.animation_key(1, ticks, scale),
+        xo.animation_key(2, ticks, pos),
+    ]
+
+
+def _ticks(frames: np.ndarray, fps: float, tps: int) -> np.ndarray:
+    return np.rint(frames * (tps / fps)).astype(np.int64)
+
+
+def armature_animations(
+    arm: bpy.types.Object, curves: list[bpy.types.FCurve], bone_names: dict[str, str],
+    space: FileSpace, fps: float, tps: int,
+) -> list[XObject]:  # fmt: skip
+    data = arm.data
+    assert isinstance(data, bpy.types.Armature) and arm.pose is not None
+    by_bone: dict[str, dict[tuple[str, int], bpy.types.FCurve]] = {}
+    for fc in curves:
+        m = _BONE_PATH.match(fc.data_path)
+        if m and m.group(2) in _CHANNELS:
+            name = m.group(1).replace('\\"', '"').replace("\\\\", "\\")
+            by_bone.setdefault(name, {})[(m.group(2), fc.array_index)] = fc
+    out = []
+    for name, channels in by_bone.items():
+        bone = data.bones.get(name)
+        if bone is None or name not in bone_names:
+            continue
+        frames, linear, cyclic = _key_frames(list(channels.values()))
+        if not len(frames):
+            continue
+        pose_bone = arm.pose.bones[name]
+        basis = _evaluate(channels, frames, _static(pose_bone), pose_bone.rotation_mode)
+        rest = read_matrix(bone.matrix_local)
+        bind = bind_of(bone)
+        parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
+        local_b = np.linalg.inv(parent_bind) @ rest @ basis @ np.linalg.inv(rest) @ bind
+        keys = _keys(space.matrices(local_b), _ticks(frames, fps, tps))
+        out.append(xo.animation(bone_names[name], keys, cyclic, linear))
+    return out
+
+
+def object_animation(
+    obj: bpy.types.Object, curves: list[bpy.types.FCurve], frame_name: str,
+    space: FileSpace, fps: float, tps: int,
+) -> XObject | None:  # fmt: skip
+    channels = {(fc.data_path, fc.array_index): fc for fc in curves if fc.data_path in _CHANNELS}
+    if not channels:
+        return None
+    frames, linear, cyclic = _key_frames(list(channels.values()))
+    if not len(frames):
+        return None
+    basis = _evaluate(channels, frames, _static(obj), obj.rotation_mode)
+    local_b = read_matrix(obj.matrix_parent_inverse) @ basis
+    keys = _keys(space.matrices(local_b), _ticks(frames, fps, tps))
+    return xo.animation(frame_name, keys, cyclic, linear)

@@ -1,0 +1,294 @@
+"""The export orchestrator: Blender scene -> document -> file.
+
+Objects become frames (meshes inside their object's frame, bones as frames under their
+armature's), a plain root mesh at the identity becomes a top-level Mesh (as it was read),
+an armature at the identity leaves its bones at top level (the importer adds it). Then
+animation, morph and cloth data, each named in a warning when .X cannot hold it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ...xfile.document import XObject
+from ...xfile.writer import objects as xo
+from ...xfile.writer import write_file
+from ..armature import read_matrix
+from ..progress import Progress
+from .animation_export import action_slots, armature_animations, fcurves_of, object_animation
+from .cloth_export import cloth_objects
+from .materials_export import MaterialTable
+from .mesh_arrays import read_mesh
+from .mesh_export import build_mesh_object
+from .morph_export import morph_data
+from .names import NameTable
+from .options import ExportOptions, ExportResult
+from .rig_export import bone_locals, bone_world, skin_objects
+from .space import FileSpace
+
+_SUPPORTED = ("MESH", "EMPTY", "ARMATURE")
+
+
+@dataclass(eq=False)
+class _State:
+    options: ExportOptions
+    space: FileSpace
+    result: ExportResult
+    materials: MaterialTable
+    names: NameTable = field(default_factory=NameTable)
+    chosen: set[int] = field(default_factory=set)
+    frame_names: dict[int, str] = field(default_factory=dict)  # object pointer -> frame
+    bone_names: dict[int, dict[str, str]] = field(default_factory=dict)  # armature -> bones
+    targets: list[XObject] = field(default_factory=list)
+    morph_sets: list[tuple[str, list[tuple[int, str]], bool]] = field(default_factory=list)
+    progress: Progress | None = None
+
+    def warn(self, text: str) -> None:
+        self.result.warnings.append(text)
+
+
+def _chosen_objects(context: bpy.types.Context, options: ExportOptions) -> list[bpy.types.Object]:
+    scene = context.scene
+    assert scene is not None
+    out = []
+    for obj in scene.objects:
+        if options.use_selection and not obj.select_get():
+            continue
+        if options.use_visible and not obj.visible_get():
+            continue
+        out.append(obj)
+    return out
+
+
+def _exported_parent(obj: bpy.types.Object, st: _State) -> bpy.types.Object | None:
+    parent = obj.parent
+    while parent is not None and parent.as_pointer() not in st.chosen:
+        parent = parent.parent
+    return parent
+
+
+def _parent_world(obj: bpy.types.Object, parent: bpy.types.Object | None) -> np.ndarray:
+    if parent is None:
+        return np.eye(4)
+    if obj.parent is parent and obj.parent_type == "BONE" and obj.parent_bone:
+        return bone_world(parent, obj.parent_bone)
+    return read_matrix(parent.matrix_world)
+
+
+def _local(obj: bpy.types.Object, st: _State) -> np.ndarray:
+    parent = _exported_parent(obj, st)
+    world = read_matrix(obj.matrix_world)
+    return st.space.matrix(np.linalg.inv(_parent_world(obj, parent)) @ world)
+
+
+def _frame_name(obj: bpy.types.Object, st: _State) -> str:
+    name = st.names.get("frame", f"obj:{obj.name}", str(obj.get("xof_frame", obj.name)))
+    st.frame_names[obj.as_pointer()] = name
+    return name
+
+
+def _mesh_source(obj: bpy.types.Object, st: _State) -> tuple[bpy.types.Mesh, bool]:
+    """The mesh to write and whether modifiers changed it (then per-vertex data cannot follow)."""
+    mesh = obj.data
+    assert isinstance(mesh, bpy.types.Mesh)
+    others = [m for m in obj.modifiers if m.type != "ARMATURE" and m.show_viewport]
+    if not others:
+        return mesh, False
+    if not st.options.apply_modifiers:
+        st.warn(f"{obj.name}: modifiers not applied: {', '.join(m.name for m in others)}")
+        return mesh, False
+    armatures = [m for m in obj.modifiers if m.type == "ARMATURE" and m.show_viewport]
+    for m in armatures:
+        m.show_viewport = False
+    try:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        evaluated = obj.evaluated_get(depsgraph)
+        baked = bpy.data.meshes.new_from_object(evaluated, preserve_all_data_layers=True,
+                                                depsgraph=depsgraph)  # fmt: skip
+    finally:
+        for m in armatures:
+            m.show_viewport = True
+    return baked, len(baked.vertices) != len(mesh.vertices)
+
+
+def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
+    opts = st.options
+    mesh, changed = _mesh_source(obj, st)
+    try:
+        arrays = read_mesh(mesh, opts.use_normals, opts.use_uvs, opts.use_colors)
+        material_names = None
+        if opts.use_materials and len(mesh.materials):
+            material_names = [st.materials.name_of(m) for m in mesh.materials]
+        key = mesh.shape_keys
+        wanted = key.reference_key.name if key is not None and opts.use_morphs else None
+        wanted = wanted or str(mesh.get("xof_name", obj.data.name))  # type: ignore[union-attr]
+        name = st.names.get("mesh", f"mesh:{obj.name}", wanted)
+        built = build_mesh_object(name, arrays, st.space, material_names)
+    finally:
+        if mesh is not obj.data:
+            bpy.data.meshes.remove(mesh)
+    st.result.warnings.extend(built.warnings)
+    st.result.meshes += 1
+    st.result.vertices += len(built.vmap.source)
+    if changed:
+        st.warn(f"{obj.name}: modifiers changed the vertex count: skin, cloth and morphs dropped")
+        return built.obj
+    arm = next((m.object for m in obj.modifiers if m.type == "ARMATURE" and m.object), None)
+    if opts.use_skin and arm is not None and arm.as_pointer() in st.chosen:
+        bones = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
+        built.obj.children.extend(
+            skin_objects(obj, arm, bones, built.vmap, built.file_corners, built.sizes, st.space)
+        )
+    if opts.use_cloth:
+        built.obj.children.extend(cloth_objects(obj, built.vmap))
+    if opts.use_morphs:
+        scene = bpy.context.scene
+        assert scene is not None
+        fps = scene.render.fps / (scene.render.fps_base or 1.0)
+        targets, sets = morph_data(obj, built, st.names, st.space, fps, scene.frame_start,
+                                   st.result.warnings)  # fmt: skip
+        st.targets += targets
+        st.morph_sets += sets
+    return built.obj
+
+
+def _bone_names(arm: bpy.types.Object, st: _State) -> dict[str, str]:
+    data = arm.data
+    assert isinstance(data, bpy.types.Armature)
+    return {b.name: st.names.get("frame", f"bone:{arm.name}:{b.name}", b.name) for b in data.bones}
+
+
+def _children(obj: bpy.types.Object, st: _State) -> list[bpy.types.Object]:
+    return [c for c in st_objects(st) if _exported_parent(c, st) is obj]
+
+
+def st_objects(st: _State) -> list[bpy.types.Object]:
+    return st._objects  # type: ignore[attr-defined,no-any-return]
+
+
+def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
+    data = arm.data
+    assert isinstance(data, bpy.types.Armature)
+    names = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
+    locals_ = bone_locals(arm, st.space)
+    frames: dict[str, XObject] = {}
+    roots: list[XObject] = []
+    for bone in data.bones:  # parents come before children
+        frame = xo.frame(names[bone.name], locals_[bone.name])
+        frames[bone.name] = frame
+        if bone.parent is not None:
+            frames[bone.parent.name].children.append(frame)
+        else:
+            roots.append(frame)
+    st.result.bones += len(data.bones)
+    for child in _children(arm, st):
+        owner = child.parent_bone if child.parent is arm and child.parent_type == "BONE" else ""
+        target = frames.get(owner) if owner else None
+        emitted = _emit(child, st)
+        (target.children if target is not None else roots).extend(emitted)
+    return roots
+
+
+def _emit(obj: bpy.types.Object, st: _State) -> list[XObject]:
+    """The frames (or top-level mesh) one object and its children become."""
+    if st.progress is not None:
+        st.progress.step(obj.name)
+    local = _local(obj, st)
+    if obj.type == "ARMATURE":
+        inner = _armature_frames(obj, st)
+        if obj.parent is None and np.allclose(local, np.eye(4), atol=1e-9):
+            return inner
+        st.result.frames += 1
+        return [xo.frame(_frame_name(obj, st), local, inner)]
+    if obj.type not in _SUPPORTED:
+        st.warn(f"{obj.name}: a {obj.type.lower()} cannot be written; kept as an empty frame")
+    if obj.constraints:
+        st.warn(f"{obj.name}: constraints are not written (the current transform is)")
+    kids = [f for c in _children(obj, st) for f in _emit(c, st)]
+    if obj.type == "MESH":
+        mesh_obj = _mesh(obj, st)
+        plain = "xof_frame" not in obj and obj.parent is None and not kids
+        if plain and np.allclose(local, np.eye(4), atol=1e-9):
+            return [mesh_obj]
+        st.result.frames += 1
+        return [xo.frame(_frame_name(obj, st), local, [mesh_obj, *kids])]
+    st.result.frames += 1
+    return [xo.frame(_frame_name(obj, st), local, kids)]
+
+
+def _animation_sets(st: _State, objects: list[bpy.types.Object]) -> list[XObject]:
+    scene = bpy.context.scene
+    assert scene is not None
+    fps = scene.render.fps / (scene.render.fps_base or 1.0)
+    tps = st.options.ticks_per_second
+    sets: dict[str, list[XObject]] = {}
+    for obj in objects:
+        for action, slot in action_slots(obj):
+            curves = fcurves_of(action, slot)
+            if obj.type == "ARMATURE":
+                names = st.bone_names.get(obj.as_pointer(), {})
+                anims = armature_animations(obj, curves, names, st.space, fps, tps)
+                sets.setdefault(action.name, []).extend(anims)
+            frame = st.frame_names.get(obj.as_pointer())
+            if frame is not None:
+                anim = object_animation(obj, curves, frame, st.space, fps, tps)
+                if anim is not None:
+                    sets.setdefault(action.name, []).append(anim)
+    out = []
+    for name, anims in sets.items():
+        if anims:
+            out.append(xo.animation_set(st.names.get("set", name), anims))
+    return out
+
+
+def build_document(
+    context: bpy.types.Context, options: ExportOptions, folder: str
+) -> tuple[object, ExportResult]:
+    """The document for the scene (and the result so far)."""
+    result = ExportResult()
+    st = _State(
+        options, FileSpace(options.conversion()), result, MaterialTable(NameTable(), folder)
+    )
+    st.materials.names = st.names
+    objects = _chosen_objects(context, options)
+    st.chosen = {o.as_pointer() for o in objects}
+    st._objects = objects  # type: ignore[attr-defined]
+    st.progress = Progress(len(objects) + 2, "xof export")
+    try:
+        roots = [o for o in objects if _exported_parent(o, st) is None]
+        body: list[XObject] = [f for o in roots for f in _emit(o, st)]
+        sets = _animation_sets(st, objects) if options.use_animation else []
+        st.progress.step("animation")
+    finally:
+        st.progress.end()
+    top: list[XObject] = []
+    if sets:
+        top.append(xo.ticks_per_second(options.ticks_per_second))
+    top += st.materials.objects + body + st.targets + sets
+    loop = any(s[2] for s in st.morph_sets)
+    top += [xo.morph_set(st.names.get("morphset", n), keys, loop if loop else None)
+            for n, keys, _ in st.morph_sets]  # fmt: skip
+    doc = xo.document(top)
+    if loop:
+        xo.use_morph_loop_variant(doc)
+    result.animation_sets = len(sets)
+    result.morph_sets = len(st.morph_sets)
+    return doc, result
+
+
+def export_scene(
+    filepath: str, options: ExportOptions | None = None, context: bpy.types.Context | None = None
+) -> ExportResult:
+    """Write the scene (as the options choose) to ``filepath``."""
+    options = options or ExportOptions()
+    context = context or bpy.context
+    folder = os.path.dirname(os.path.abspath(filepath))
+    doc, result = build_document(context, options, folder)
+    result.filepath = filepath
+    result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
+                             level=options.compress_level)  # fmt: skip
+    return result

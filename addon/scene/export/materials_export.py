@@ -1,0 +1,120 @@
+"""Blender materials -> .X Materials (top level, referenced by name from each mesh).
+
+The importer keeps a file's raw values as ``xof_*`` properties; when present they are written
+back exactly. Otherwise they come from the Principled BSDF by the importer's mapping, inverted
+(roughness -> Phong power through ``r^4 = 2 / (power + 2)``). A texture is written relative to
+the exported file, or as the file named it when the image has no file on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import bpy
+
+from ...xfile.document import XObject
+from ...xfile.writer import objects as xo
+from .names import NameTable
+
+
+def roughness_to_phong_power(roughness: float) -> float:
+    """Inverse of the importer's ``phong_power_to_roughness`` (roughness 1 -> power 0)."""
+    r = min(max(float(roughness), 1e-3), 1.0)
+    return max(2.0 / r**4 - 2.0, 0.0)
+
+
+def _socket(node: Any, *names: str) -> Any:
+    for name in names:
+        socket = node.inputs.get(name)
+        if socket is not None:
+            return socket
+    return None
+
+
+def _texture_image(mat: bpy.types.Material) -> bpy.types.Image | None:
+    tree = mat.node_tree
+    if tree is None:
+        return None
+    for link in tree.links:
+        node = link.from_node
+        if node.type == "TEX_IMAGE" and link.to_socket.name == "Base Color":
+            return node.image  # type: ignore[attr-defined,no-any-return]
+    return None
+
+
+def texture_path(mat: bpy.types.Material, folder: str) -> str | None:
+    image = _texture_image(mat)
+    if image is not None and image.filepath:
+        path = bpy.path.abspath(image.filepath)
+        if os.path.isfile(path):
+            try:
+                return os.path.relpath(path, folder).replace(os.sep, "/")
+            except ValueError:  # another drive on Windows
+                return path
+    written = (image.get("xof_texture") if image is not None else None) or mat.get("xof_texture")
+    return str(written) if written else None
+
+
+def material_values(mat: bpy.types.Material) -> tuple[list[float], float, list[float], list[float]]:
+    """faceColor, power, specular, emissive."""
+    if "xof_face_color" in mat and "xof_power" in mat:
+        return (
+            [float(v) for v in mat["xof_face_color"]],
+            float(mat["xof_power"]),
+            [float(v) for v in mat.get("xof_specular", (0.0, 0.0, 0.0))],
+            [float(v) for v in mat.get("xof_emissive", (0.0, 0.0, 0.0))],
+        )
+    rgba = [float(v) for v in mat.diffuse_color]
+    roughness = float(mat.roughness)
+    specular = [float(v) for v in mat.specular_color]
+    emissive = [0.0, 0.0, 0.0]
+    tree = mat.node_tree
+    bsdf = next((n for n in tree.nodes if n.type == "BSDF_PRINCIPLED"), None) if tree else None
+    if bsdf is not None:
+        base = _socket(bsdf, "Base Color")
+        alpha = _socket(bsdf, "Alpha")
+        if base is not None:
+            rgba[:3] = [float(v) for v in base.default_value[:3]]
+        if alpha is not None:
+            rgba[3] = float(alpha.default_value)
+        rough = _socket(bsdf, "Roughness")
+        roughness = float(rough.default_value) if rough is not None else roughness
+        tint = _socket(bsdf, "Specular Tint")
+        level = _socket(bsdf, "Specular IOR Level", "Specular")
+        if tint is not None and hasattr(tint.default_value, "__len__"):
+            specular = [float(v) for v in tint.default_value[:3]]
+        if level is not None and float(level.default_value) == 0.0:
+            specular = [0.0, 0.0, 0.0]
+        color = _socket(bsdf, "Emission Color", "Emission")
+        strength = _socket(bsdf, "Emission Strength")
+        if color is not None and (strength is None or float(strength.default_value) > 0.0):
+            emissive = [float(v) * float(strength.default_value if strength else 1.0)
+                        for v in color.default_value[:3]]  # fmt: skip
+    return rgba, roughness_to_phong_power(roughness), specular, emissive
+
+
+class MaterialTable:
+    """Each Blender material written once, at top level; meshes reference it by name."""
+
+    def __init__(self, names: NameTable, folder: str) -> None:
+        self.names = names
+        self.folder = folder
+        self.objects: list[XObject] = []
+        self._by_pointer: dict[int, str] = {}
+
+    def name_of(self, mat: bpy.types.Material | None) -> str:
+        key = mat.as_pointer() if mat is not None else 0
+        found = self._by_pointer.get(key)
+        if found is not None:
+            return found
+        if mat is None:
+            name = self.names.get("material", "<default>", "Default")
+            self.objects.append(xo.material(name, [0.8, 0.8, 0.8, 1.0], 0.0, [0, 0, 0], [0, 0, 0]))
+        else:
+            name = self.names.get("material", mat.name, str(mat.get("xof_name", mat.name)))
+            rgba, power, spec, emis = material_values(mat)
+            texture = texture_path(mat, self.folder)
+            self.objects.append(xo.material(name, rgba, power, spec, emis, texture))
+        self._by_pointer[key] = name
+        return name

@@ -1,0 +1,81 @@
+"""One Blender mesh -> a .X Mesh: positions, faces (winding reversed by the mirror),
+MeshNormals, MeshTextureCoords per UV map, MeshVertexColors, MeshMaterialList.
+
+Exactly the importer's conversion backwards: file vertex order is Blender's (split only at
+UV/colour seams, with VertexDuplicationIndices saying so), faces keep their order and
+corner counts, per-corner data follows the same winding permutation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...xfile.document import XObject, XReference
+from ...xfile.writer import objects as xo
+from ..convert import reversed_winding_order
+from .mesh_arrays import MeshArrays, VertexMap, per_file_vertex, vertex_map
+from .space import FileSpace
+
+
+@dataclass(eq=False)
+class MeshExport:
+    obj: XObject
+    vmap: VertexMap
+    file_corners: np.ndarray  # (loops,) file vertex per file corner
+    sizes: np.ndarray
+    warnings: list[str] = field(default_factory=list)
+
+
+def _normals(arrays: MeshArrays, space: FileSpace, vmap: VertexMap, order: np.ndarray) -> XObject:
+    """Per file vertex when every corner of a vertex agrees (smooth), else per corner."""
+    assert arrays.corner_normals is not None
+    corner = space.directions(arrays.corner_normals)
+    if not vmap.split and np.array_equal(per_file_vertex(corner, vmap)[vmap.loop_vertex], corner):
+        return xo.mesh_normals(per_file_vertex(corner, vmap), arrays.sizes, vmap.loop_vertex[order])
+    return xo.mesh_normals(corner[order], arrays.sizes, np.arange(len(order), dtype=np.int64))
+
+
+def build_mesh_object(
+    name: str,
+    arrays: MeshArrays,
+    space: FileSpace,
+    material_names: list[str] | None,
+) -> MeshExport:
+    vmap = vertex_map(arrays)
+    warnings: list[str] = []
+    if vmap.split:
+        warnings.append(
+            f"mesh {name!r}: UV/colour seams: {len(vmap.source) - len(vmap.first)} vertices "
+            "duplicated (VertexDuplicationIndices written)"
+        )
+    order = reversed_winding_order(arrays.sizes)
+    file_corners = vmap.loop_vertex[order]
+    positions = space.positions(arrays.positions[vmap.source])
+    mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
+    children = mesh.children
+    if arrays.corner_normals is not None and len(order):
+        children.append(_normals(arrays, space, vmap, order))
+    for _, uv in arrays.uv_layers:
+        children.append(xo.texture_coords(space.uvs(per_file_vertex(uv, vmap))))
+    if arrays.colors is not None:
+        colors = (
+            per_file_vertex(arrays.colors, vmap)
+            if arrays.colors_per_corner
+            else arrays.colors[vmap.source]
+        )
+        children.append(xo.vertex_colors(colors))
+    if material_names:
+        indices = arrays.material_indices
+        if indices is None:
+            indices = np.zeros(len(arrays.sizes), dtype=np.int64)
+        indices = np.clip(indices, 0, len(material_names) - 1)
+        refs: list[XObject | XReference] = [XReference(n, None) for n in material_names]
+        children.append(xo.material_list(indices, refs))
+    if vmap.split:
+        firsts = vmap.first[vmap.source]
+        children.append(xo.duplication_indices(firsts, len(vmap.first)))
+    if arrays.loose_edges:
+        warnings.append(f"mesh {name!r}: {arrays.loose_edges} loose edge(s) cannot be written")
+    return MeshExport(mesh, vmap, file_corners, arrays.sizes, warnings)

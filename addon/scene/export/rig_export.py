@@ -1,0 +1,105 @@
+"""Armatures -> bone frames, and skinned meshes -> XSkinMeshHeader + SkinWeights.
+
+A bone's frame matrix is its bind relative to its parent's bind (``xof_bind`` when the
+importer made the bone, else the rest matrix). A SkinWeights' ``matrixOffset`` is the inverse
+bind in the mesh's space, ``bind^-1 @ S`` with ``S`` the mesh object relative to the
+armature, which is exactly what the importer reads back into the same bind.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ...xfile.document import XObject
+from ...xfile.writer import objects as xo
+from ..armature import read_matrix
+from .mesh_arrays import VertexMap
+from .space import FileSpace
+
+
+def bind_of(bone: bpy.types.Bone) -> np.ndarray:
+    stored = bone.get("xof_bind")
+    if stored is not None and len(stored) == 16:
+        return np.array(list(stored), dtype=np.float64).reshape(4, 4)
+    return read_matrix(bone.matrix_local)
+
+
+def bone_world(arm: bpy.types.Object, name: str) -> np.ndarray:
+    """The bone frame's current world matrix ``arm @ P @ R^-1 @ bind`` (bind pose at rest)."""
+    data = arm.data
+    assert isinstance(data, bpy.types.Armature)
+    bone = data.bones[name]
+    pose = arm.pose.bones[name].matrix if arm.pose is not None else bone.matrix_local
+    posed = read_matrix(pose) @ np.linalg.inv(read_matrix(bone.matrix_local)) @ bind_of(bone)
+    return read_matrix(arm.matrix_world) @ posed
+
+
+def bone_locals(arm: bpy.types.Object, space: FileSpace) -> dict[str, np.ndarray]:
+    """File-space frame matrix of every bone: its bind relative to the parent's bind."""
+    data = arm.data
+    assert isinstance(data, bpy.types.Armature)
+    out = {}
+    for bone in data.bones:
+        parent = bind_of(bone.parent) if bone.parent else np.eye(4)
+        out[bone.name] = space.matrix(np.linalg.inv(parent) @ bind_of(bone))
+    return out
+
+
+def vertex_weights(obj: bpy.types.Object) -> dict[int, tuple[list[int], list[float]]]:
+    """Vertex group index -> (vertex indices, weights) (one pass over the vertices)."""
+    out: dict[int, tuple[list[int], list[float]]] = {}
+    mesh = obj.data
+    assert isinstance(mesh, bpy.types.Mesh)
+    for vert in mesh.vertices:
+        for elem in vert.groups:
+            if elem.weight > 0.0:
+                entry = out.setdefault(elem.group, ([], []))
+                entry[0].append(vert.index)
+                entry[1].append(elem.weight)
+    return out
+
+
+def skin_objects(
+    obj: bpy.types.Object,
+    arm: bpy.types.Object,
+    bone_names: dict[str, str],
+    vmap: VertexMap,
+    file_corners: np.ndarray,
+    sizes: np.ndarray,
+    space: FileSpace,
+) -> list[XObject]:
+    """XSkinMeshHeader and one SkinWeights per bone (empty ones too, so bones stay bones)."""
+    data = arm.data
+    assert isinstance(data, bpy.types.Armature)
+    weights = vertex_weights(obj)
+    s = np.linalg.inv(read_matrix(arm.matrix_world)) @ read_matrix(obj.matrix_world)
+    n_file = len(vmap.source)
+    counts = np.zeros(n_file, dtype=np.int64)
+    face_of = np.repeat(np.arange(len(sizes)), sizes)
+    face_pairs: list[np.ndarray] = []
+    out: list[XObject] = []
+    for k, bone in enumerate(data.bones):
+        group = obj.vertex_groups.get(bone.name)
+        idx = np.zeros(0, dtype=np.int64)
+        w = np.zeros(0)
+        if group is not None and group.index in weights:
+            src, val = weights[group.index]
+            per_vertex = np.zeros(len(vmap.first))
+            per_vertex[np.asarray(src, dtype=np.int64)] = val
+            file_w = per_vertex[vmap.source]
+            idx = np.flatnonzero(file_w > 0.0)
+            w = file_w[idx]
+            counts[idx] += 1
+            has = np.zeros(n_file, dtype=bool)
+            has[idx] = True
+            faces = np.unique(face_of[has[file_corners]])
+            face_pairs.append(faces * len(data.bones) + k)
+        offset = space.matrix(np.linalg.inv(bind_of(bone)) @ s)
+        out.append(xo.skin_weights(bone_names[bone.name], idx, w, offset))
+    per_face = 0
+    if face_pairs:
+        faces = np.concatenate(face_pairs) // max(len(data.bones), 1)
+        per_face = int(np.bincount(faces).max()) if faces.size else 0
+    header = xo.skin_header(int(counts.max()) if n_file else 0, per_face, len(out))
+    return [header, *out]

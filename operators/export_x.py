@@ -1,0 +1,111 @@
+"""File > Export > DirectX (.x): the export operator (also what scripts call headless)."""
+
+from __future__ import annotations
+
+import traceback
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, orientation_helper
+
+from ..addon.scene.export.exporter import export_scene
+from ..addon.scene.export.options import ExportOptions
+from ..addon.xfile import XFileError
+
+
+@orientation_helper(axis_forward="Z", axis_up="Y")
+class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):
+    """Export DirectX .X (text, binary or compressed) with skins, animation, morphs, cloth"""
+
+    bl_idname = "export_scene.x"
+    bl_label = "Export DirectX (.x)"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".x"
+    filter_glob: StringProperty(default="*.x;*.X", options={"HIDDEN"})  # type: ignore[valid-type]
+
+    use_selection: BoolProperty(name="Selected Only", default=False)  # type: ignore[valid-type]
+    use_visible: BoolProperty(name="Visible Only", default=False)  # type: ignore[valid-type]
+    apply_modifiers: BoolProperty(  # type: ignore[valid-type]
+        name="Apply Modifiers",
+        description="Write meshes with their modifiers (never the Armature modifier)",
+        default=False,
+    )
+    global_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Scale", description="The import scale this file is read with", default=1.0,
+        min=1e-6, max=1e6,
+    )  # fmt: skip
+    file_format: EnumProperty(  # type: ignore[valid-type]
+        name="Format",
+        items=(
+            ("txt", "Text", "Readable text"),
+            ("bin", "Binary", "Binary tokens"),
+            ("tzip", "Compressed Text", "MSZIP-compressed text"),
+            ("bzip", "Compressed Binary", "MSZIP-compressed binary"),
+        ),
+        default="txt",
+    )
+    float_bits: EnumProperty(  # type: ignore[valid-type]
+        name="Floats", items=(("32", "32-bit", ""), ("64", "64-bit", "")), default="32"
+    )
+    use_normals: BoolProperty(name="Normals", default=True)  # type: ignore[valid-type]
+    use_uvs: BoolProperty(name="UVs", default=True)  # type: ignore[valid-type]
+    use_colors: BoolProperty(name="Vertex Colors", default=True)  # type: ignore[valid-type]
+    use_materials: BoolProperty(name="Materials", default=True)  # type: ignore[valid-type]
+    use_skin: BoolProperty(name="Skinning", default=True)  # type: ignore[valid-type]
+    use_animation: BoolProperty(name="Animation", default=True)  # type: ignore[valid-type]
+    use_morphs: BoolProperty(name="Morphs", default=True)  # type: ignore[valid-type]
+    use_cloth: BoolProperty(name="Cloth", default=True)  # type: ignore[valid-type]
+    ticks_per_second: IntProperty(  # type: ignore[valid-type]
+        name="Ticks per Second", default=4800, min=1, max=1_000_000
+    )
+
+    def export_options(self) -> ExportOptions:
+        return ExportOptions(
+            axis_forward=self.axis_forward,  # type: ignore[attr-defined]
+            axis_up=self.axis_up,  # type: ignore[attr-defined]
+            global_scale=self.global_scale,
+            use_selection=self.use_selection,
+            use_visible=self.use_visible,
+            apply_modifiers=self.apply_modifiers,
+            format=self.file_format,
+            float_bits=int(self.float_bits),
+            use_normals=self.use_normals,
+            use_uvs=self.use_uvs,
+            use_colors=self.use_colors,
+            use_materials=self.use_materials,
+            use_skin=self.use_skin,
+            use_animation=self.use_animation,
+            use_morphs=self.use_morphs,
+            use_cloth=self.use_cloth,
+            ticks_per_second=self.ticks_per_second,
+        )
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        try:
+            result = export_scene(self.filepath, self.export_options(), context)  # type: ignore[attr-defined]
+        except (XFileError, OSError) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        except Exception as exc:
+            traceback.print_exc()
+            self.report({"ERROR"}, f"export failed: {type(exc).__name__}: {exc}")
+            return {"CANCELLED"}
+        for warning in result.warnings:
+            print(f"xof: warning: {warning}")
+        self.report({"WARNING"} if result.warnings else {"INFO"}, result.summary())
+        return {"FINISHED"}
+
+
+def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(EXPORT_SCENE_OT_x.bl_idname, text="DirectX (.x)")  # type: ignore[union-attr]
+
+
+def register() -> None:
+    bpy.utils.register_class(EXPORT_SCENE_OT_x)
+    bpy.types.TOPBAR_MT_file_export.append(menu_export)
+
+
+def unregister() -> None:
+    bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.utils.unregister_class(EXPORT_SCENE_OT_x)
