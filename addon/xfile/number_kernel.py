@@ -28,15 +28,17 @@ _QUADS = _U(0x0000_FFFF_0000_FFFF)
 
 
 def _power_table() -> np.ndarray:
-    """10**f indexed by the float exponents of the decimal point's flag bit (see ``_scales``).
+    """Signed 10**f indexed by the float exponents of the point's flag bit and the sign.
 
     A flag at bit 8j+7 of a word converts to 2**(8j+7), whose biased exponent shifted right
-    by 55 is 128+j; the key is ``lo_code | hi_code << 8``; no point: key 0, scale 1.
+    by 55 is 128+j; the key is ``lo_code | hi_code << 8 | negative << 16``; no point: code 0.
+    Dividing by -10**f negates exactly (and gives -0.0 for ``-0``).
     """
-    table = np.ones(1 << 16, dtype=np.float64)
+    table = np.ones(1 << 17, dtype=np.float64)
     for j in range(8):
         table[128 + j] = 10.0 ** (15 - j)  # point in the low word: 15-j digits after it
         table[(128 + j) << 8] = 10.0 ** (7 - j)
+    table[1 << 16 :] = -table[: 1 << 16]
     return table
 
 
@@ -65,10 +67,16 @@ def work_buffer(data: bytes | bytearray | memoryview, begin: int, end: int) -> n
 
 
 def _swar8(v: np.ndarray) -> np.ndarray:
-    """Eight digit bytes (first digit in the low byte) to their integer value."""
-    v = ((v * _U(1 + (10 << 8))) >> _U(8)) & _PAIRS
-    v = ((v * _U(1 + (100 << 16))) >> _U(16)) & _QUADS
-    return (v * _U(1 + (10000 << 32))) >> _U(32)
+    """Eight digit bytes (first digit in the low byte) to their integer value, in place."""
+    v *= _U(1 + (10 << 8))
+    v >>= _U(8)
+    v &= _PAIRS
+    v *= _U(1 + (100 << 16))
+    v >>= _U(16)
+    v &= _QUADS
+    v *= _U(1 + (10000 << 32))
+    v >>= _U(32)
+    return v
 
 
 def _windows(words: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -83,49 +91,92 @@ def _windows(words: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return lo, hi
 
 
+def _separators(buf: np.ndarray) -> np.ndarray:
+    """Where the separators are: space, tab, LF, VT, FF, CR, ``,`` and ``;``."""
+    sep = buf == 32
+    sep |= (buf - np.uint8(9)) < 5
+    sep |= buf == 44
+    sep |= buf == 59
+    return sep
+
+
 def convert(buf: np.ndarray) -> ChunkTokens:
     """Tokens of a work buffer and their values where the fast path is exact."""
-    sep = (buf == 32) | ((buf - np.uint8(9)) < 5) | (buf == 44) | (buf == 59)
-    edges = np.flatnonzero(sep[1:] != sep[:-1]) + 1
+    sep = _separators(buf)
+    edges = np.flatnonzero(sep[1:] != sep[:-1])
+    edges += 1
     starts = edges[0::2]
     ends = edges[1::2]
     first = buf[starts]
     neg = first == 45
     signed = neg | (first == 43)
-    length = ends - starts - signed  # without the sign
+    length = ends - starts
+    length -= signed  # without the sign
     lo, hi = _windows(buf.view(_U), ends)
 
     # keep only the token's own bytes (after its sign): the rest become leading zeros
     garbage_bits = ((16 - length) * 8).astype(_U)  # huge (wrapped) when length > 16
-    lo = (lo ^ _ASCII_ZEROS) & (_ALL << garbage_bits)
-    hi = (hi ^ _ASCII_ZEROS) & (_ALL << (np.maximum(garbage_bits, _U(64)) - _U(64)))
+    lo ^= _ASCII_ZEROS
+    lo &= _ALL << garbage_bits
+    hi ^= _ASCII_ZEROS
+    np.maximum(garbage_bits, _U(64), out=garbage_bits)
+    garbage_bits -= _U(64)
+    hi &= _ALL << garbage_bits
 
     # non-digit flags (bit 7 of each byte that is not 0..9); a valid token has at most one
-    flag_lo = ((lo + _DIGIT_GUARD) | lo) & _HIGH_BITS
-    flag_hi = ((hi + _DIGIT_GUARD) | hi) & _HIGH_BITS
-    flags = (flag_lo >> _U(7)) | flag_hi  # all flags of both words, distinct bits
-    single = (flags & (flags - _U(1))) == 0
-    has_point = flags != 0
-    digits = length - has_point
-    fast = single & (digits >= 1) & (digits <= 15) & (length <= 16)
-
-    # the lone non-digit must be the point ('.' ^ '0' == 0x1E)
+    flag_lo = lo + _DIGIT_GUARD
+    flag_lo |= lo
+    flag_lo &= _HIGH_BITS
+    flag_hi = hi + _DIGIT_GUARD
+    flag_hi |= hi
+    flag_hi &= _HIGH_BITS
     mark_lo = flag_lo >> _U(7)
     mark_hi = flag_hi >> _U(7)
-    marked = (lo & (mark_lo * _U(0xFF))) | (hi & (mark_hi * _U(0xFF)))
-    fast &= marked == (mark_lo | mark_hi) * _U(0x1E)
+    flags = mark_lo | flag_hi  # all flags of both words, distinct bits
+    has_point = flags != 0
+    single = flags - _U(1)
+    single &= flags
+    fast = single == 0
+    digits = (length - has_point - 1).astype(_U)  # 0..14 when 1..15 digits
+    fast &= digits < 15
+    fast &= length <= 16
+
+    # the lone non-digit must be the point ('.' ^ '0' == 0x1E)
+    marked = mark_lo * _U(0xFF)
+    marked &= lo
+    other = mark_hi * _U(0xFF)
+    other &= hi
+    marked |= other
+    mark_lo |= mark_hi
+    mark_lo *= _U(0x1E)
+    fast &= marked == mark_lo
 
     # squeeze the point out: bytes at and below it take the byte below them
-    below_lo = (flag_lo << _U(1)) - has_point
-    below_hi = (flag_hi << _U(1)) - (flag_hi != 0)
-    shifted_hi = (hi << _U(8)) | (lo >> _U(56))
-    lo = lo ^ ((lo ^ (lo << _U(8))) & below_lo)
-    hi = hi ^ ((hi ^ shifted_hi) & below_hi)
+    below = flag_lo << _U(1)
+    below -= has_point
+    moved = lo << _U(8)
+    moved ^= lo
+    moved &= below
+    shifted_hi = lo >> _U(56)
+    lo ^= moved
+    below = flag_hi << _U(1)
+    below -= flag_hi != 0
+    moved = hi << _U(8)
+    moved |= shifted_hi
+    moved ^= hi
+    moved &= below
+    hi ^= moved
 
-    mantissa = _swar8(lo) * _U(100_000_000) + _swar8(hi)
-    key = (flag_lo.astype(np.float64).view(_U) >> _U(55)) | (
-        (flag_hi.astype(np.float64).view(_U) >> _U(55)) << _U(8)
-    )
-    values = mantissa.astype(np.float64) / _SCALES[key]
-    np.negative(values, out=values, where=neg)
+    mantissa = _swar8(lo)
+    mantissa *= _U(100_000_000)
+    mantissa += _swar8(hi)
+    key = flag_lo.astype(np.float64).view(_U)
+    key >>= _U(55)
+    code_hi = flag_hi.astype(np.float64).view(_U)
+    code_hi >>= _U(55)
+    code_hi <<= _U(8)
+    key |= code_hi
+    key |= neg.astype(_U) << _U(16)
+    values = mantissa.astype(np.float64)
+    values /= _SCALES[key]
     return ChunkTokens(starts, ends, values, fast)

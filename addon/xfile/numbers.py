@@ -25,8 +25,10 @@ from .number_kernel import PAD, convert, work_buffer
 
 SEPARATORS = b" \t\n\r\v\f,;"
 NUMBER_BYTES = b"0123456789+-.eE"
-CHUNK_BYTES = 1 << 20  # largest stretch converted per vectorised step: bounds the temporaries
-FIRST_CHUNK_BYTES = 1 << 16  # the first step's size; steps double up to CHUNK_BYTES
+# Largest stretch converted per vectorised step. Small enough that the temporaries stay in
+# cache and in malloc's reused heap: 1 MiB steps measured 3x slower than 256 KiB ones.
+CHUNK_BYTES = 1 << 18
+FIRST_CHUNK_BYTES = 1 << 15  # the first step's size; steps double up to CHUNK_BYTES
 SHORT_RUN_BYTES = 4096  # a run that ends this soon takes the plain path (numpy costs more)
 
 _RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
