@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from addon.xfile import numbers
+from addon.xfile import number_kernel, numbers
 from addon.xfile.numbers import NumberSyntaxError, scan_numbers
 
 CHUNKS = [7, 16, 61, 1 << 20]  # tiny ones put token and chunk edges everywhere
@@ -283,6 +283,9 @@ ERRORS = [
     (b"1; 1.#IND00-5 }", 3, b"1.#IND00-5"),
     (b"1;+-2", 2, b"+-2"),
     (b"1;1e5.5", 2, b"1e5.5"),
+    (b"0+ }", 0, b"0+"),  # regression: a lone '+' was once taken for the decimal point
+    (b"7;12-4;", 2, b"12-4"),
+    (b"1;5;. 3", 4, b"."),
 ]
 
 
@@ -318,6 +321,18 @@ def test_huge_token_and_long_separator_stretch(chunk: int) -> None:
     values, end = scan_numbers(text, 0)
     assert bits(values) == bits([float(big), 2.0])
     assert end == len(text) - 1
+
+
+def test_fast_path_takes_the_common_tokens() -> None:
+    """The exporters' spellings stay on the vectorised path; the rest go to the exact one."""
+    fast = [b"-5.000000", b"0.103675", b"4", b"1000000", b"+1", b".5", b"5.", b"-0",
+            b"12345678901234.5", b"-1234567890123.5", b"999999999999999"]  # fmt: skip
+    slow = [b"1e5", b"1.#IND00", b"1234567890123456", b"0.1234567890123456", b"1.2.3", b"-",
+            b".", b"0+", b"1-2", b"}", b"ab", b"1e"]  # fmt: skip
+    text = b" ".join(fast + slow)
+    tokens = number_kernel.convert(number_kernel.work_buffer(text, 0, len(text)))
+    assert tokens.fast.tolist() == [True] * len(fast) + [False] * len(slow)
+    assert bits(tokens.values[: len(fast)]) == bits([float(t) for t in fast])
 
 
 def test_long_regular_run_matches_float() -> None:
