@@ -20,6 +20,7 @@ from bpy.props import (
 
 from ..addon.scene import cloth_runtime
 from ..addon.scene.cloth_data import MASS_GROUP
+from ..addon.sim.settings import SimSettings
 
 
 def _changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
@@ -32,8 +33,11 @@ def _changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
 
 
 def _type_changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
-    """Switching cloth / soft body picks that kind's substep default (cloth 12, soft 3)."""
-    self.substeps = 3 if self.sim_type == "SOFT" else 12
+    """Switching cloth / soft body picks that kind's solver defaults (substeps, drag, shape)."""
+    base = SimSettings.soft_body() if self.sim_type == "SOFT" else SimSettings.cloth()
+    self.substeps = base.substeps
+    self.drag = base.drag
+    self.shape_stiffness = base.shape_stiffness
     _changed(self, context)
 
 
