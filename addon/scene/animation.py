@@ -18,6 +18,7 @@ from ..xfile.views.model import AnimationData, SceneData
 from .actions import ActionBuilder, bone_path, play, stash
 from .armature import bone_basis, read_matrix
 from .key_sampling import (
+    DEFAULT_MAX_STEP,
     channels_from_matrices,
     guess_frame_rate,
     refine_times,
@@ -102,11 +103,15 @@ def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
 
 
 def _animation_matrices(
-    anim: AnimationData, rest_local: np.ndarray, conversion: SpaceConversion, warnings: list[str]
+    anim: AnimationData,
+    rest_local: np.ndarray,
+    conversion: SpaceConversion,
+    warnings: list[str],
+    max_step: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     parts = split_keys(anim)
     warnings.extend(parts.warnings)
-    ticks = refine_times(parts)
+    ticks = refine_times(parts, max_step) if max_step > 0 else parts.times()
     if not len(ticks):
         return ticks, np.zeros((0, 4, 4))
     return ticks, convert_matrices(conversion, sample_local(parts, rest_local, ticks))
@@ -118,8 +123,13 @@ def build_actions(
     conversion: SpaceConversion,
     blender_scene: bpy.types.Scene,
     set_scene_range: bool = False,
+    max_step: float = DEFAULT_MAX_STEP,
 ) -> tuple[list[bpy.types.Action], list[str]]:
-    """One action per AnimationSet; the first plays, the others go to muted NLA tracks."""
+    """One action per AnimationSet; the first plays, the others go to muted NLA tracks.
+
+    ``max_step`` (radians): rotation spans wider than this get extra keys so that Blender's
+    per-channel interpolation follows the file's slerp; 0 keeps exactly the file's key times.
+    """
     warnings: list[str] = []
     tps = float(data.ticks_per_second or DEFAULT_TICKS_PER_SECOND)
     if tps <= 0:
@@ -142,12 +152,14 @@ def build_actions(
             bone = targets.bones.get(name)
             obj = targets.objects.get(name)
             if bone is not None and targets.armature is not None:
-                ticks, local = _animation_matrices(anim, bone.rest_local, conversion, warnings)
+                ticks, local = _animation_matrices(
+                    anim, bone.rest_local, conversion, warnings, max_step
+                )
                 basis = bone_basis(bone.rest, bone.bind, bone.parent_bind, local)
                 owner, prefix, group = targets.armature, bone_path(bone.bone), bone.bone
             elif obj is not None:
                 rest = targets.rest_locals.get(name, np.eye(4))
-                ticks, basis = _animation_matrices(anim, rest, conversion, warnings)
+                ticks, basis = _animation_matrices(anim, rest, conversion, warnings, max_step)
                 owner, prefix, group = obj, "", obj.name
                 obj.rotation_mode = "QUATERNION"
             else:

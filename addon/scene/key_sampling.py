@@ -100,7 +100,7 @@ def refine_times(parts: KeyParts, max_step: float = DEFAULT_MAX_STEP) -> np.ndar
     if parts.rot is None or len(parts.rot[0]) < 2 or len(times) < 2:
         return times
     q = _slerp_at(parts.rot[0], parts.rot[1], times)
-    steps = np.ceil(quat_angle(q[:-1], q[1:]) / max_step).astype(np.int64)
+    steps = np.ceil(quat_angle(q[:-1], q[1:]) / max_step - 1e-6).astype(np.int64)  # 40/4 is 10
     if np.all(steps <= 1):
         return times
     extra = [np.linspace(times[i], times[i + 1], n + 1)[1:-1] for i, n in enumerate(steps) if n > 1]

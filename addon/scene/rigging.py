@@ -6,7 +6,10 @@ Options come from ``ImportOptions.extra``:
   not only the skinning ones, the animated ones in their trees and their ancestors;
 - ``extra["animation"]["scene_timing"]`` (bool, default True): set the scene's frame rate
   (when the key spacing gives a whole one) and frame range from the file;
-- ``extra["animation"]["enabled"]`` (bool, default True).
+- ``extra["animation"]["enabled"]`` (bool, default True);
+- ``extra["animation"]["slerp_step_degrees"]`` (float, default 4): rotation spans wider than
+  this get extra keys so Blender's interpolation follows the file's slerp; 0 keeps exactly
+  the file's key times (e.g. for round trips).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from .animation import AnimationTargets, BoneTarget, apply_scene_timing, build_actions
 from .armature import BuiltArmature, bone_basis, build_armature, pose_bones
+from .key_sampling import DEFAULT_MAX_STEP
 from .skeleton import SkeletonPlan, convert_matrices, plan_skeleton
 from .skinning import attach_to_bones, is_skinned, remove_objects, skin_object
 from .steps import BuildStep
@@ -122,7 +126,8 @@ def build_animation(ctx: BuildContext) -> None:
     if timing:
         apply_scene_timing(ctx.scene, scene)
     targets = animation_targets(ctx, rig_of(ctx))
-    actions, warnings = build_actions(ctx.scene, targets, ctx.conversion, scene, timing)
+    step = np.radians(float(opts.get("slerp_step_degrees", np.degrees(DEFAULT_MAX_STEP))))
+    actions, warnings = build_actions(ctx.scene, targets, ctx.conversion, scene, timing, step)
     ctx.result.warnings.extend(warnings)
     for action in actions:
         ctx.track(action)

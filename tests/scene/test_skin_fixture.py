@@ -145,3 +145,24 @@ def test_second_set_is_on_a_muted_track_and_plays_when_active(character):
     }
     # spline = positionquality: Bezier locations, rotations and scales still linear
     assert kinds == {("location", "BEZIER"), ("rotation_quaternion", "LINEAR"), ("scale", "LINEAR")}
+
+
+def test_slerp_step_zero_keeps_the_files_key_times(tmp_path):
+    bpy.ops.wm.read_homefile(use_empty=True)
+    path = write(tmp_path / "exact.x", character_text())
+    options = importer.ImportOptions(extra={"animation": {"slerp_step_degrees": 0}})
+    importer.import_files([path], options)
+    arm = bpy.data.objects["exact"]
+    anim = arm.animation_data
+    bag = anim.action.layers[0].strips[0].channelbag(anim.action_slot)
+    frames = {tuple(k.co[0] for k in fc.keyframe_points) for fc in bag.fcurves}
+    assert frames == {(0.0, 10.0, 20.0)}  # Hip turns 40 and 50 deg per span: no extra keys
+
+
+def test_wide_rotation_spans_get_extra_keys(character):
+    arm = bpy.data.objects["character"]
+    anim = arm.animation_data
+    bag = anim.action.layers[0].strips[0].channelbag(anim.action_slot)
+    hip = bag.fcurves.find('pose.bones["Hip"].rotation_quaternion', index=0)
+    # 40 deg then 50 deg in steps of at most 4 deg: 10 + 13 spans (not 11 from rounding)
+    assert len(hip.keyframe_points) == 10 + 13 + 1
