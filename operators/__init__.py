@@ -4,10 +4,32 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import file_handler, import_x, menus, morph_keys
+from . import (
+    export_x,
+    file_handler,
+    import_x,
+    import_x_animation,
+    menus,
+    morph_keys,
+    physics_ops,
+    physics_panel,
+    physics_props,
+    sim_handler,
+)
 
 #: each module has register()/unregister(); registered in this order, unregistered in reverse
-_MODULES: list[ModuleType] = [import_x, menus, file_handler, morph_keys]
+_MODULES: list[ModuleType] = [
+    import_x,
+    import_x_animation,
+    export_x,
+    menus,
+    file_handler,
+    morph_keys,
+    physics_props,
+    physics_ops,
+    physics_panel,
+    sim_handler,
+]
 
 
 def register() -> None:

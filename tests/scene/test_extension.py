@@ -27,6 +27,10 @@ PACKAGE = "bl_ext.user_default.xof"
 EXPECTED_OPERATORS: tuple[str, ...] = (
     "import_scene.x",
     "xof.shape_keys_from_x",
+    "export_scene.x",
+    "xof.sim_reset",
+    "xof.sim_bake",
+    "xof.sim_free_bake",
 )
 
 # Top-level entries of the zip that must never ship (tests, environments, dev tooling).
