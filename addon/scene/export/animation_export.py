@@ -20,11 +20,14 @@ from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..armature import read_matrix
 from ..rig_math import compose, row_decompose
+from .key_reduction import file_keys, is_constant
 from .rig_export import bind_of
 from .space import FileSpace
 
 _BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
 _CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "scale")
+#: a part whose keys all agree this closely (relative) is written as one key
+CONSTANT_TOLERANCE = 1e-6
 
 
 @dataclass(eq=False)
@@ -59,20 +62,61 @@ def fcurves_of(action: bpy.types.Action, slot: object) -> list[bpy.types.FCurve]
 
 
 def _key_frames(curves: list[bpy.types.FCurve]) -> tuple[np.ndarray, bool, bool]:
-    """Frames to write, whether the curves are all linear, whether any cycles."""
-    frames: list[np.ndarray] = []
-    linear = True
-    cyclic = False
-    for fc in curves:
-        co = np.empty(2 * len(fc.keyframe_points))
-        fc.keyframe_points.foreach_get("co", co)
-        frames.append(co[0::2])
-        linear &= all(k.interpolation == "LINEAR" for k in fc.keyframe_points)
-        cyclic |= any(m.type == "CYCLES" for m in fc.modifiers)
+    """Frames to write, whether the curves are all linear, whether any cycles.
+
+    Curves that are not all linear get every frame of their range as well (sampled keys).
+    """
+    plan = key_plan(curves)
+    return plan.frames, plan.linear, plan.cyclic
+
+
+@dataclass(eq=False)
+class KeyPlan:
+    frames: np.ndarray  # scene frames to write
+    linear: bool  # AnimationOptions positionquality: linear (else spline)
+    cyclic: bool
+    as_stored: bool  # the curves' own keys, which the importer reads back into these curves
+
+
+def _frames_of(fc: bpy.types.FCurve) -> np.ndarray:
+    co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    return co[0::2].astype(np.float64)
+
+
+def _all(fc: bpy.types.FCurve, prop: str, value: str) -> bool:
+    return all(getattr(k, prop) == value for k in fc.keyframe_points)
+
+
+def key_plan(curves: list[bpy.types.FCurve]) -> KeyPlan:
+    """How one target's curves become keys.
+
+    As stored when they are what the importer makes: every curve keyed at the same frames,
+    rotation and scale linear, locations all linear (positionquality linear) or all Bezier
+    with automatic clamped handles (spline: the importer rebuilds the same handles).
+    Anything else is sampled at every frame of the keyed range as well, written linear.
+    """
+    frames = [_frames_of(fc) for fc in curves]
     keys = np.unique(np.concatenate(frames)) if frames else np.zeros(0)
-    if not linear and len(keys) > 1:
+    cyclic = any(m.type == "CYCLES" for fc in curves for m in fc.modifiers)
+    same = all(np.array_equal(f, keys) for f in frames)
+    locations = [fc for fc in curves if fc.data_path.endswith("location")]
+    others = [fc for fc in curves if not fc.data_path.endswith("location")]
+    others_linear = all(_all(fc, "interpolation", "LINEAR") for fc in others)
+    loc_linear = all(_all(fc, "interpolation", "LINEAR") for fc in locations)
+    loc_spline = bool(locations) and all(
+        _all(fc, "interpolation", "BEZIER")
+        and _all(fc, "handle_left_type", "AUTO_CLAMPED")
+        and _all(fc, "handle_right_type", "AUTO_CLAMPED")
+        for fc in locations
+    )
+    if others_linear and loc_linear:
+        return KeyPlan(keys, True, cyclic, same)
+    if same and others_linear and loc_spline:
+        return KeyPlan(keys, False, cyclic, True)
+    if len(keys) > 1:
         keys = np.unique(np.concatenate([keys, np.arange(np.ceil(keys[0]), keys[-1] + 1)]))
-    return keys, linear, cyclic
+    return KeyPlan(keys, True, cyclic, False)
 
 
 def _evaluate(
@@ -111,12 +155,22 @@ def _static(target: object) -> dict[str, np.ndarray]:
     }
 
 
-def _keys(locals_file: np.ndarray, ticks: np.ndarray) -> list[XObject]:
+def _keys(locals_file: np.ndarray, frames: np.ndarray, fps: float, tps: int,
+          as_stored: bool) -> list[XObject]:  # fmt: skip
+    """Rotation, scale and position keys; the importer's extra samples and the repeats of a
+    constant part left out (a constant part is one key, unless every part is constant)."""
     pos, quat, scale = row_decompose(locals_file)
+    if as_stored:
+        kept = file_keys(frames, pos, quat, scale)
+        frames, pos, quat, scale = frames[kept], pos[kept], quat[kept], scale[kept]
+    ticks = _ticks(frames, fps, tps)
+    parts = [(0, quat), (1, scale), (2, pos)]
+    constant = [is_constant(v, CONSTANT_TOLERANCE) for _, v in parts]
+    if all(constant):
+        constant[0] = False
     return [
-        xo.animation_key(0, ticks, quat),
-        xo.animation_key(1, ticks, scale),
-        xo.animation_key(2, ticks, pos),
+        xo.animation_key(kind, ticks[:1] if still else ticks, values[:1] if still else values)
+        for (kind, values), still in zip(parts, constant, strict=True)
     ]
 
 
@@ -141,7 +195,8 @@ def armature_animations(
         bone = data.bones.get(name)
         if bone is None or name not in bone_names:
             continue
-        frames, linear, cyclic = _key_frames(list(channels.values()))
+        plan = key_plan(list(channels.values()))
+        frames = plan.frames
         if not len(frames):
             continue
         pose_bone = arm.pose.bones[name]
@@ -150,8 +205,8 @@ def armature_animations(
         bind = bind_of(bone)
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
         local_b = np.linalg.inv(parent_bind) @ rest @ basis @ np.linalg.inv(rest) @ bind
-        keys = _keys(space.matrices(local_b), _ticks(frames, fps, tps))
-        out.append(xo.animation(bone_names[name], keys, cyclic, linear))
+        keys = _keys(space.matrices(local_b), frames, fps, tps, plan.as_stored)
+        out.append(xo.animation(bone_names[name], keys, plan.cyclic, plan.linear))
     return out
 
 
@@ -162,10 +217,11 @@ def object_animation(
     channels = {(fc.data_path, fc.array_index): fc for fc in curves if fc.data_path in _CHANNELS}
     if not channels:
         return None
-    frames, linear, cyclic = _key_frames(list(channels.values()))
+    plan = key_plan(list(channels.values()))
+    frames = plan.frames
     if not len(frames):
         return None
     basis = _evaluate(channels, frames, _static(obj), obj.rotation_mode)
     local_b = read_matrix(obj.matrix_parent_inverse) @ basis
-    keys = _keys(space.matrices(local_b), _ticks(frames, fps, tps))
-    return xo.animation(frame_name, keys, cyclic, linear)
+    keys = _keys(space.matrices(local_b), frames, fps, tps, plan.as_stored)
+    return xo.animation(frame_name, keys, plan.cyclic, plan.linear)

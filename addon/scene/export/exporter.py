@@ -140,9 +140,11 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
     arm = next((m.object for m in obj.modifiers if m.type == "ARMATURE" and m.object), None)
     if opts.use_skin and arm is not None and arm.as_pointer() in st.chosen:
         bones = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
-        built.obj.children.extend(
-            skin_objects(obj, arm, bones, built.vmap, built.file_corners, built.sizes, st.space)
-        )
+        skin = skin_objects(
+            obj, arm, bones, built.vmap, built.file_corners, built.sizes, st.space,
+            st.result.warnings,
+        )  # fmt: skip
+        built.obj.children.extend(skin)
     if opts.use_cloth:
         built.obj.children.extend(cloth_objects(obj, built.vmap))
     if opts.use_morphs:
@@ -185,12 +187,37 @@ def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
         else:
             roots.append(frame)
     st.result.bones += len(data.bones)
+    by_file_name = {file: bone for bone, file in names.items()}
     for child in _children(arm, st):
+        home = _bone_frame_of_skin(child, arm, by_file_name, st)
+        if home is not None:  # the skin sat in a bone's frame: put it back there
+            if st.progress is not None:
+                st.progress.step(child.name)
+            frames[home].children.append(_mesh(child, st))
+            continue
         owner = child.parent_bone if child.parent is arm and child.parent_type == "BONE" else ""
         target = frames.get(owner) if owner else None
         emitted = _emit(child, st)
         (target.children if target is not None else roots).extend(emitted)
     return roots
+
+
+def _bone_frame_of_skin(
+    obj: bpy.types.Object, arm: bpy.types.Object, bones: dict[str, str], st: _State
+) -> str | None:
+    """The bone whose frame held this skinned mesh in the file it came from, if any.
+
+    The importer hangs a skin on the armature and remembers its frame (``xof_frame``); when
+    that frame is one of the skeleton's bones, the Mesh goes back inside it (a skin's own
+    frame matrix means nothing to D3D or to the importer, only its offsets do).
+    """
+    frame = obj.get("xof_frame")
+    if obj.type != "MESH" or frame is None or obj.parent is not arm or obj.parent_type != "OBJECT":
+        return None
+    skinned = any(m.type == "ARMATURE" and m.object is arm for m in obj.modifiers)
+    if not skinned or not st.options.use_skin or _children(obj, st):
+        return None
+    return bones.get(str(frame))
 
 
 def _emit(obj: bpy.types.Object, st: _State) -> list[XObject]:
@@ -250,6 +277,9 @@ def build_document(
 ) -> tuple[object, ExportResult]:
     """The document for the scene (and the result so far)."""
     result = ExportResult()
+    view_layer = context.view_layer
+    if view_layer is not None:
+        view_layer.update()  # matrix_world is stale until the depsgraph runs (e.g. after import)
     st = _State(
         options, FileSpace(options.conversion()), result, MaterialTable(NameTable(), folder)
     )

@@ -14,7 +14,9 @@ import numpy as np
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..armature import read_matrix
+from ..cloth_data import MASS_GROUP
 from .mesh_arrays import VertexMap
+from .names import sanitize
 from .space import FileSpace
 
 
@@ -60,6 +62,21 @@ def vertex_weights(obj: bpy.types.Object) -> dict[int, tuple[list[int], list[flo
     return out
 
 
+def _skin_entry(
+    name: str, group: bpy.types.VertexGroup | None,
+    weights: dict[int, tuple[list[int], list[float]]], vmap: VertexMap,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """File vertex indices and weights of one vertex group (empty when it holds none)."""
+    if group is None or group.index not in weights:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    src, val = weights[group.index]
+    per_vertex = np.zeros(len(vmap.first))
+    per_vertex[np.asarray(src, dtype=np.int64)] = val
+    file_w = per_vertex[vmap.source]
+    idx = np.flatnonzero(file_w > 0.0)
+    return idx, file_w[idx]
+
+
 def skin_objects(
     obj: bpy.types.Object,
     arm: bpy.types.Object,
@@ -68,8 +85,13 @@ def skin_objects(
     file_corners: np.ndarray,
     sizes: np.ndarray,
     space: FileSpace,
+    warnings: list[str] | None = None,
 ) -> list[XObject]:
-    """XSkinMeshHeader and one SkinWeights per bone (empty ones too, so bones stay bones)."""
+    """XSkinMeshHeader and one SkinWeights per bone (empty ones too, so bones stay bones).
+
+    Vertex groups with weights that name no bone (the importer keeps those of SkinWeights
+    whose frame a file lacks) are written too, with an identity offset, and named in a warning.
+    """
     data = arm.data
     assert isinstance(data, bpy.types.Armature)
     weights = vertex_weights(obj)
@@ -77,29 +99,32 @@ def skin_objects(
     n_file = len(vmap.source)
     counts = np.zeros(n_file, dtype=np.int64)
     face_of = np.repeat(np.arange(len(sizes)), sizes)
-    face_pairs: list[np.ndarray] = []
+    per_face = np.zeros(len(sizes), dtype=np.int64)
     out: list[XObject] = []
-    for k, bone in enumerate(data.bones):
-        group = obj.vertex_groups.get(bone.name)
-        idx = np.zeros(0, dtype=np.int64)
-        w = np.zeros(0)
-        if group is not None and group.index in weights:
-            src, val = weights[group.index]
-            per_vertex = np.zeros(len(vmap.first))
-            per_vertex[np.asarray(src, dtype=np.int64)] = val
-            file_w = per_vertex[vmap.source]
-            idx = np.flatnonzero(file_w > 0.0)
-            w = file_w[idx]
+
+    def add(name: str, idx: np.ndarray, w: np.ndarray, offset: np.ndarray) -> None:
+        if len(idx):
             counts[idx] += 1
             has = np.zeros(n_file, dtype=bool)
             has[idx] = True
-            faces = np.unique(face_of[has[file_corners]])
-            face_pairs.append(faces * len(data.bones) + k)
-        offset = space.matrix(np.linalg.inv(bind_of(bone)) @ s)
-        out.append(xo.skin_weights(bone_names[bone.name], idx, w, offset))
-    per_face = 0
-    if face_pairs:
-        faces = np.concatenate(face_pairs) // max(len(data.bones), 1)
-        per_face = int(np.bincount(faces).max()) if faces.size else 0
-    header = xo.skin_header(int(counts.max()) if n_file else 0, per_face, len(out))
+            per_face[np.unique(face_of[has[file_corners]])] += 1
+        out.append(xo.skin_weights(name, idx, w, offset))
+
+    for bone in data.bones:
+        idx, w = _skin_entry(bone.name, obj.vertex_groups.get(bone.name), weights, vmap)
+        add(bone_names[bone.name], idx, w, space.matrix(np.linalg.inv(bind_of(bone)) @ s))
+    strays = [
+        g for g in obj.vertex_groups
+        if g.name not in data.bones and g.name != MASS_GROUP and g.index in weights
+    ]  # fmt: skip
+    for group in strays:
+        idx, w = _skin_entry(group.name, group, weights, vmap)
+        add(sanitize(group.name), idx, w, np.eye(4))
+    if strays and warnings is not None:
+        warnings.append(
+            f"{obj.name}: vertex group(s) {', '.join(g.name for g in strays)} name no bone of "
+            f"{arm.name}: written as SkinWeights of frames the file does not have"
+        )
+    most_per_face = int(per_face.max()) if per_face.size else 0
+    header = xo.skin_header(int(counts.max()) if n_file else 0, most_per_face, len(out))
     return [header, *out]
