@@ -20,7 +20,7 @@ from ...xfile.writer import write_file
 from ..armature import read_matrix
 from ..progress import Progress
 from .animation_export import action_slots, armature_animations, fcurves_of, object_animation
-from .cloth_export import cloth_objects
+from .cloth_export import cloth_objects, springs_marked
 from .materials_export import MaterialTable
 from .mesh_arrays import read_mesh
 from .mesh_export import build_mesh_object
@@ -128,6 +128,11 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
         wanted = wanted or str(mesh.get("xof_name", obj.data.name))  # type: ignore[union-attr]
         name = st.names.get("mesh", f"mesh:{obj.name}", wanted)
         built = build_mesh_object(name, arrays, st.space, material_names)
+        loose = arrays.loose_edges
+        if opts.use_cloth and len(loose) and not changed:
+            loose = loose[~springs_marked(mesh)[loose]]  # springs that are no face's edge
+        if len(loose):
+            st.warn(f"{obj.name}: {len(loose)} loose edge(s) cannot be written")
     finally:
         if mesh is not obj.data:
             bpy.data.meshes.remove(mesh)
@@ -146,7 +151,7 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
         )  # fmt: skip
         built.obj.children.extend(skin)
     if opts.use_cloth:
-        built.obj.children.extend(cloth_objects(obj, built.vmap))
+        built.obj.children.extend(cloth_objects(obj, built.vmap, st.result.warnings))
     if opts.use_morphs:
         scene = bpy.context.scene
         assert scene is not None

@@ -29,7 +29,7 @@ class MeshArrays:
     colors: np.ndarray | None = None  # (n, 4) per vertex or (loops, 4) per corner
     colors_per_corner: bool = False
     material_indices: np.ndarray | None = None  # (f,)
-    loose_edges: int = 0
+    loose_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def read_mesh(
@@ -61,7 +61,7 @@ def read_mesh(
     if edge_count:
         used = np.zeros(edge_count, dtype=bool)
         used[_get(mesh.loops, "edge_index", loops, 1, np.int32)] = True
-        out.loose_edges = int(np.count_nonzero(~used))
+        out.loose_edges = np.flatnonzero(~used)
     return out
 
 

@@ -76,6 +76,4 @@ def build_mesh_object(
     if vmap.split:
         firsts = vmap.first[vmap.source]
         children.append(xo.duplication_indices(firsts, len(vmap.first)))
-    if arrays.loose_edges:
-        warnings.append(f"mesh {name!r}: {arrays.loose_edges} loose edge(s) cannot be written")
     return MeshExport(mesh, vmap, file_corners, arrays.sizes, warnings)

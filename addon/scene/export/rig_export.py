@@ -14,10 +14,12 @@ import numpy as np
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..armature import read_matrix
-from ..cloth_data import MASS_GROUP
+from ..cloth_data import DAMPING_GROUP, MASS_GROUP, STIFFNESS_GROUP
 from .mesh_arrays import VertexMap
 from .names import sanitize
 from .space import FileSpace
+
+_CLOTH_GROUPS = (MASS_GROUP, STIFFNESS_GROUP, DAMPING_GROUP)
 
 
 def bind_of(bone: bpy.types.Bone) -> np.ndarray:
@@ -115,7 +117,7 @@ def skin_objects(
         add(bone_names[bone.name], idx, w, space.matrix(np.linalg.inv(bind_of(bone)) @ s))
     strays = [
         g for g in obj.vertex_groups
-        if g.name not in data.bones and g.name != MASS_GROUP and g.index in weights
+        if g.name not in data.bones and g.name not in _CLOTH_GROUPS and g.index in weights
     ]  # fmt: skip
     for group in strays:
         idx, w = _skin_entry(group.name, group, weights, vmap)
