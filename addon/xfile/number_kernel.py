@@ -1,13 +1,18 @@
 """The vectorised core of :mod:`.numbers`: a chunk of text bytes to token values, SWAR in numpy.
 
-Every token (a stretch between separators) is read through the 16 bytes that end with it,
-held as two little-endian uint64 words, so each numpy operation handles one token per lane
-instead of one byte: the sign byte and the bytes before the token are masked off, the
-decimal point is squeezed out by a masked shift, and the digits are combined eight at a time
-with three multiply-shift steps. The mantissa (at most 15 digits, so exact in float64) is
-then divided once by an exact power of ten, which IEEE rounds correctly: the result equals
-``float(token)`` bit for bit. Tokens this cannot take (exponents, MSVC spellings, more than
-15 digits, anything malformed or not a number) are flagged for the caller's exact slow path.
+Every token (a stretch between separators) is read through the bytes that end with it, loaded
+as little-endian uint64 words straight from an unaligned view of the buffer, so each numpy
+operation handles one token per lane instead of one byte: the sign byte and the bytes before
+the token are masked off, the decimal point is squeezed out by a masked shift, and the digits
+are combined eight at a time with three multiply-shift steps. Tokens of up to 8 bytes (after
+the sign: ``-0.123456``, face indices) take one word; the few longer ones take two.
+
+The mantissa (at most 15 digits, so exact in float64) is then divided once by an exact power
+of ten, which IEEE rounds correctly: the result equals ``float(token)`` bit for bit. Tokens
+with an exponent (``1.5e-05``) reuse the same core on their two halves, and are exact the same
+way while ``|exponent - digits after the point| <= 22`` (10**22 is the largest exact power).
+Tokens this cannot take (MSVC spellings, more than 15 digits, huge exponents, anything
+malformed or not a number) are flagged for the caller's exact slow path.
 """
 
 from __future__ import annotations
@@ -25,24 +30,26 @@ _DIGIT_GUARD = _U(0x7676_7676_7676_7676)  # byte + 0x76 reaches 0x80 when byte >
 _HIGH_BITS = _U(0x8080_8080_8080_8080)
 _PAIRS = _U(0x00FF_00FF_00FF_00FF)
 _QUADS = _U(0x0000_FFFF_0000_FFFF)
+# A point flagged at byte j (0x01 there) times these: the top byte is the count of digits
+# after the point, 7 - j in the last word of a token, 15 - j in the word before it.
+_PLACES_LAST = _U(0x0706_0504_0302_0100)
+_PLACES_FIRST = _U(0x0F0E_0D0C_0B0A_0908)
+_MAX_EXACT_POWER = 22  # 10**22 is the largest power of ten a float64 holds exactly
+_POWERS = np.array([10.0**k for k in range(_MAX_EXACT_POWER + 1)])
 
 
-def _power_table() -> np.ndarray:
-    """Signed 10**f indexed by the float exponents of the point's flag bit and the sign.
+def _scale_table() -> np.ndarray:
+    """Signed 10**places, indexed by ``places | negative << 8`` (1 beyond the exact powers).
 
-    A flag at bit 8j+7 of a word converts to 2**(8j+7), whose biased exponent shifted right
-    by 55 is 128+j; the key is ``lo_code | hi_code << 8 | negative << 16``; no point: code 0.
-    Dividing by -10**f negates exactly (and gives -0.0 for ``-0``).
+    Dividing by -10**places negates exactly (and gives -0.0 for ``-0``).
     """
-    table = np.ones(1 << 17, dtype=np.float64)
-    for j in range(8):
-        table[128 + j] = 10.0 ** (15 - j)  # point in the low word: 15-j digits after it
-        table[(128 + j) << 8] = 10.0 ** (7 - j)
-    table[1 << 16 :] = -table[: 1 << 16]
+    table = np.ones(512, dtype=np.float64)
+    table[: _MAX_EXACT_POWER + 1] = _POWERS
+    table[256:] = -table[:256]
     return table
 
 
-_SCALES = _power_table()
+_SCALES = _scale_table()
 
 
 @dataclass
@@ -55,6 +62,20 @@ class ChunkTokens:
     fast: np.ndarray
 
 
+@dataclass
+class Decimals:
+    """Plain decimals ``[+-]digits[.digits]``: value = (-1)**negative * mantissa / 10**places.
+
+    Only lanes with ``fast`` set are meaningful (1 to 15 digits, at most one point).
+    """
+
+    mantissa: np.ndarray  # uint64
+    places: np.ndarray  # uint64, digits after the point
+    negative: np.ndarray  # bool
+    point: np.ndarray  # bool, the token has a point
+    fast: np.ndarray  # bool
+
+
 def work_buffer(data: bytes | bytearray | memoryview, begin: int, end: int) -> np.ndarray:
     """``data[begin:end]`` with PAD separator bytes each side, length a multiple of 8."""
     size = end - begin
@@ -64,6 +85,14 @@ def work_buffer(data: bytes | bytearray | memoryview, begin: int, end: int) -> n
     buf[PAD : PAD + size] = np.frombuffer(data, dtype=np.uint8, count=size, offset=begin)
     buf[PAD + size :] = 32
     return buf
+
+
+def byte_words(buf: np.ndarray) -> np.ndarray:
+    """Element i is the little-endian uint64 of ``buf[i:i+8]`` (an unaligned, overlapping view).
+
+    One gather from it loads a token's last 8 bytes: far cheaper than combining aligned words.
+    """
+    return np.ndarray(shape=(len(buf) - 7,), dtype=_U, buffer=buf, strides=(1,))
 
 
 def _swar8(v: np.ndarray) -> np.ndarray:
@@ -79,16 +108,110 @@ def _swar8(v: np.ndarray) -> np.ndarray:
     return v
 
 
-def _windows(words: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 16 bytes ending at each ``end`` as (low, high) words, from aligned loads."""
-    p = ends - 16
-    q = p >> 3
-    right = ((p & 7) << 3).astype(_U)
-    left = _U(64) - right  # a shift by 64 gives 0 in numpy, as wanted when right == 0
-    w1 = words[q + 1]
-    lo = (words[q] >> right) | (w1 << left)
-    hi = (w1 >> right) | (words[q + 2] << left)
-    return lo, hi
+def _digit_flags(w: np.ndarray) -> np.ndarray:
+    """Bit 7 of each byte of ``w`` (digits already XORed with '0') that is not 0..9."""
+    flags = w + _DIGIT_GUARD
+    flags |= w
+    flags &= _HIGH_BITS
+    return flags
+
+
+def _squeeze(
+    w: np.ndarray, flags: np.ndarray, shifts: np.ndarray, carry: np.ndarray | None = None
+) -> None:
+    """Drop the flagged point byte: it and the bytes below it take the byte below, in place.
+
+    ``shifts``: the point is in this word or a later one (with no flag here, all bytes move);
+    ``carry`` is the byte that enters at the bottom (the top byte of the word before).
+    """
+    below = flags << _U(1)
+    below -= shifts
+    moved = w << _U(8)
+    if carry is not None:
+        moved |= carry
+    moved ^= w
+    moved &= below
+    w ^= moved
+
+
+def _lone_point(w: np.ndarray, mark: np.ndarray) -> np.ndarray:
+    """The bytes marked (0x01 each) in ``w`` are all points ('.' ^ '0' == 0x1E)."""
+    marked = mark * _U(0xFF)
+    marked &= w
+    return marked == mark * _U(0x1E)
+
+
+def _short(words: np.ndarray, ends: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Tokens of 1 to 8 bytes after the sign, from one word: mantissa, places, point, fast."""
+    w = words[ends - 8]
+    shift = (8 - length) * 8  # 64 clears the word (empty token); longer tokens: see _long
+    w ^= _ASCII_ZEROS
+    w &= _ALL << shift.astype(_U)
+    flags = _digit_flags(w)
+    single = flags - _U(1)
+    single &= flags
+    fast = single == 0
+    mark = flags >> _U(7)
+    point = mark != 0
+    fast &= _lone_point(w, mark)
+    fast &= length > point  # at least one digit
+    _squeeze(w, flags, point)
+    mark *= _PLACES_LAST
+    mark >>= _U(56)
+    return _swar8(w), mark, point, fast
+
+
+def _long(words: np.ndarray, ends: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Tokens of 9 to 16 bytes after the sign, from two words: as :func:`_short`."""
+    lo = words[ends - 16]
+    hi = words[ends - 8]
+    shift = ((16 - length) * 8).astype(_U)  # huge (wrapped) when length > 16: all masked
+    lo ^= _ASCII_ZEROS
+    lo &= _ALL << shift
+    hi ^= _ASCII_ZEROS
+    np.maximum(shift, _U(64), out=shift)
+    shift -= _U(64)
+    hi &= _ALL << shift
+    flag_lo = _digit_flags(lo)
+    flag_hi = _digit_flags(hi)
+    mark_lo = flag_lo >> _U(7)
+    mark_hi = flag_hi >> _U(7)
+    flags = mark_lo | flag_hi  # all flags of both words, distinct bits
+    point = flags != 0
+    single = flags - _U(1)
+    single &= flags
+    fast = single == 0
+    fast &= (length - point) <= 15  # at most 15 digits: exact in float64
+    fast &= length <= 16
+    fast &= _lone_point(lo, mark_lo) & _lone_point(hi, mark_hi)
+    carry = lo >> _U(56)
+    _squeeze(lo, flag_lo, point)
+    _squeeze(hi, flag_hi, flag_hi != 0, carry)
+    mantissa = _swar8(lo)
+    mantissa *= _U(100_000_000)
+    mantissa += _swar8(hi)
+    mark_lo *= _PLACES_FIRST
+    mark_lo >>= _U(56)
+    mark_hi *= _PLACES_LAST
+    mark_hi >>= _U(56)
+    mark_lo |= mark_hi
+    return mantissa, mark_lo, point, fast
+
+
+def decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Decimals:
+    """The plain decimals ``buf[starts[i]:ends[i]]`` (each at least 16 bytes into ``buf``)."""
+    words = byte_words(buf)
+    first = buf[starts]
+    negative = first == 45
+    length = ends - starts
+    length -= negative | (first == 43)  # without the sign
+    mantissa, places, point, fast = _short(words, ends, length)
+    longer = np.flatnonzero(length > 8)
+    if longer.size:
+        parts = _long(words, ends[longer], length[longer])
+        for whole, part in zip((mantissa, places, point, fast), parts, strict=True):
+            whole[longer] = part
+    return Decimals(mantissa, places, negative, point, fast)
 
 
 def _separators(buf: np.ndarray) -> np.ndarray:
@@ -107,76 +230,43 @@ def convert(buf: np.ndarray) -> ChunkTokens:
     edges += 1
     starts = edges[0::2]
     ends = edges[1::2]
-    first = buf[starts]
-    neg = first == 45
-    signed = neg | (first == 43)
-    length = ends - starts
-    length -= signed  # without the sign
-    lo, hi = _windows(buf.view(_U), ends)
-
-    # keep only the token's own bytes (after its sign): the rest become leading zeros
-    garbage_bits = ((16 - length) * 8).astype(_U)  # huge (wrapped) when length > 16
-    lo ^= _ASCII_ZEROS
-    lo &= _ALL << garbage_bits
-    hi ^= _ASCII_ZEROS
-    np.maximum(garbage_bits, _U(64), out=garbage_bits)
-    garbage_bits -= _U(64)
-    hi &= _ALL << garbage_bits
-
-    # non-digit flags (bit 7 of each byte that is not 0..9); a valid token has at most one
-    flag_lo = lo + _DIGIT_GUARD
-    flag_lo |= lo
-    flag_lo &= _HIGH_BITS
-    flag_hi = hi + _DIGIT_GUARD
-    flag_hi |= hi
-    flag_hi &= _HIGH_BITS
-    mark_lo = flag_lo >> _U(7)
-    mark_hi = flag_hi >> _U(7)
-    flags = mark_lo | flag_hi  # all flags of both words, distinct bits
-    has_point = flags != 0
-    single = flags - _U(1)
-    single &= flags
-    fast = single == 0
-    digits = (length - has_point - 1).astype(_U)  # 0..14 when 1..15 digits
-    fast &= digits < 15
-    fast &= length <= 16
-
-    # the lone non-digit must be the point ('.' ^ '0' == 0x1E)
-    marked = mark_lo * _U(0xFF)
-    marked &= lo
-    other = mark_hi * _U(0xFF)
-    other &= hi
-    marked |= other
-    mark_lo |= mark_hi
-    mark_lo *= _U(0x1E)
-    fast &= marked == mark_lo
-
-    # squeeze the point out: bytes at and below it take the byte below them
-    below = flag_lo << _U(1)
-    below -= has_point
-    moved = lo << _U(8)
-    moved ^= lo
-    moved &= below
-    shifted_hi = lo >> _U(56)
-    lo ^= moved
-    below = flag_hi << _U(1)
-    below -= flag_hi != 0
-    moved = hi << _U(8)
-    moved |= shifted_hi
-    moved ^= hi
-    moved &= below
-    hi ^= moved
-
-    mantissa = _swar8(lo)
-    mantissa *= _U(100_000_000)
-    mantissa += _swar8(hi)
-    key = flag_lo.astype(np.float64).view(_U)
-    key >>= _U(55)
-    code_hi = flag_hi.astype(np.float64).view(_U)
-    code_hi >>= _U(55)
-    code_hi <<= _U(8)
-    key |= code_hi
-    key |= neg.astype(_U) << _U(16)
-    values = mantissa.astype(np.float64)
-    values /= _SCALES[key]
+    d = decimals(buf, starts, ends)
+    values = d.mantissa.astype(np.float64)
+    d.places |= d.negative.astype(_U) << _U(8)
+    values /= _SCALES[d.places]
+    fast = d.fast
+    if not fast.all():
+        _exponents(buf, starts, ends, values, fast)
     return ChunkTokens(starts, ends, values, fast)
+
+
+def _exponents(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, values: np.ndarray, fast: np.ndarray
+) -> None:
+    """Tokens ``decimal[eE][+-]digits`` among the slow ones, in place where exact."""
+    at = np.flatnonzero((buf | np.uint8(0x20)) == 0x65)  # every 'e' / 'E'
+    if not at.size:
+        return
+    token = np.searchsorted(ends, at, side="right")  # the token holding each (never a gap)
+    keep = ~fast[token]
+    keep[1:] &= token[1:] != token[:-1]  # a token with two 'e' is not a number
+    keep[:-1] &= token[:-1] != token[1:]
+    token, at = token[keep], at[keep]
+    if not token.size:
+        return
+    mantissa = decimals(buf, starts[token], at)
+    exponent = decimals(buf, at + 1, ends[token])
+    ok = mantissa.fast & exponent.fast & ~exponent.point
+    power = exponent.mantissa.astype(np.int64)  # garbage where not ok: only used where ok
+    power[exponent.negative] *= -1
+    power -= mantissa.places.astype(np.int64)
+    ok &= np.abs(power) <= _MAX_EXACT_POWER
+    token, power = token[ok], power[ok]
+    value = mantissa.mantissa[ok].astype(np.float64)
+    scale = _POWERS[np.abs(power)]
+    up = power >= 0
+    value[up] *= scale[up]
+    value[~up] /= scale[~up]
+    value[mantissa.negative[ok]] *= -1.0
+    values[token] = value
+    fast[token] = True

@@ -326,8 +326,9 @@ def test_huge_token_and_long_separator_stretch(chunk: int) -> None:
 def test_fast_path_takes_the_common_tokens() -> None:
     """The exporters' spellings stay on the vectorised path; the rest go to the exact one."""
     fast = [b"-5.000000", b"0.103675", b"4", b"1000000", b"+1", b".5", b"5.", b"-0",
-            b"12345678901234.5", b"-1234567890123.5", b"999999999999999"]  # fmt: skip
-    slow = [b"1e5", b"1.#IND00", b"1234567890123456", b"0.1234567890123456", b"1.2.3", b"-",
+            b"12345678901234.5", b"-1234567890123.5", b"999999999999999",
+            b"1e5", b"1.5e-05", b"-2.5E+3", b"1.e5", b"7e-22", b"123456789012345e7"]  # fmt: skip
+    slow = [b"1e23", b"1e-23", b"1.5e", b"e5", b"1e5.", b"1e+", b".e5", b"1e5e5", b"1.#IND00", b"1234567890123456", b"0.1234567890123456", b"1.2.3", b"-",
             b".", b"0+", b"1-2", b"}", b"ab", b"1e"]  # fmt: skip
     text = b" ".join(fast + slow)
     tokens = number_kernel.convert(number_kernel.work_buffer(text, 0, len(text)))
