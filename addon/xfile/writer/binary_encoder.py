@@ -28,6 +28,7 @@ from ..document import Ragged, XDocument, XObject, XReference
 from ..errors import XFileError
 from ..templates import FLOAT, INT, OPEN, RESTRICTED, STR, Layout, Template, TemplateTable
 from .declarations import declarations
+from .record_form import record_items
 
 _PUNCT = {c: i for i, c in PUNCT_IDS.items()}
 _TYPES = {name: i for i, name in TYPE_IDS.items()}
@@ -132,7 +133,9 @@ class BinaryEncoder:
         assert sub is not None
         if dims is None:
             self.members(sub, value, label)
-        elif isinstance(value, Ragged):
+            return
+        value = record_items(value, sub) or value
+        if isinstance(value, Ragged):
             out.numbers(value.flat, sub.ragged_int)
         elif isinstance(value, np.ndarray) and sub.fixed_leaves:
             self.fixed_rows(sub, value)

@@ -16,6 +16,7 @@ from ..document import Ragged, XDocument, XObject, XReference
 from ..errors import XFileError
 from ..templates import FLOAT, INT, STR, STRUCT, Layout, TemplateTable
 from .declarations import declarations, guid_text, template_text
+from .record_form import record_items
 from .text_numbers import FLOAT_SPEC, float_text, format_list, format_ragged, format_rows
 
 #: ``,`` between floats is followed by a space: some readers take ``1,0`` for the decimal ``1.0``
@@ -61,6 +62,16 @@ class TextEncoder:
         self.float_bits = float_bits
         self.spec = FLOAT_SPEC[float_bits]
 
+    def floats(self, values: Any) -> np.ndarray:
+        """Values as the file's float size holds them: a 32-bit file prints each float32 (9
+        digits give it back exactly), so text and binary files read back alike (printing the
+        float64 to 9 digits would round twice and could land one float32 step away)."""
+        a = np.asarray(values, dtype=np.float64)
+        if self.float_bits == 64:
+            return a
+        with np.errstate(over="ignore", invalid="ignore"):
+            return a.astype(np.float32).astype(np.float64)
+
     # -- values --------------------------------------------------------------------------
     def members(self, layout: Layout, values: dict[str, Any], where: str) -> str:
         parts = []
@@ -75,7 +86,7 @@ class TextEncoder:
             if kind == INT:
                 return f"{int(value)};"
             if kind == FLOAT:
-                return float_text(value, self.float_bits) + ";"
+                return float_text(float(self.floats(value)), self.float_bits) + ";"
             if kind == STR:
                 return quote(value) + ";"
             assert sub is not None
@@ -83,18 +94,24 @@ class TextEncoder:
         if kind == INT:
             return format_list(np.asarray(value), "%d", True)
         if kind == FLOAT:
-            return format_list(np.asarray(value), self.spec, False, sep=FLOAT_COMMA)
+            return format_list(self.floats(value), self.spec, False, sep=FLOAT_COMMA)
         if kind == STR:
             return ",".join(quote(v) for v in value) + ";"
         assert sub is not None
+        value = record_items(value, sub) or value
         if isinstance(value, Ragged):
             spec = "%d" if sub.ragged_int else self.spec
-            return format_ragged(value.flat, value.starts, spec, sub.ragged_int)
+            flat = value.flat if sub.ragged_int else self.floats(value.flat)
+            return format_ragged(flat, value.starts, spec, sub.ragged_int)
         if isinstance(value, np.ndarray) and sub.fixed_leaves:
             pattern = leaf_pattern(sub)
             specs = ["%d" if k == INT else self.spec for k, _ in pattern]
             seps = [FLOAT_COMMA if s == "," and k != INT else s for k, s in pattern]
             rows = value.reshape(-1, len(pattern)) if value.size else value.reshape(0, 1)
+            if not sub.all_int and value.size:
+                rows = np.array(rows, dtype=np.float64)
+                columns = [i for i, (k, _) in enumerate(pattern) if k != INT]
+                rows[:, columns] = self.floats(rows[:, columns])
             return format_rows(rows, specs, seps, sub.all_int)
         items = [self.members(sub, v, label) for v in value]
         return (",\n".join(items) if items else "") + ";"
@@ -106,7 +123,7 @@ class TextEncoder:
             if isinstance(v, str):
                 parts.append(quote(v) + ";")
             else:
-                parts.append(format_list(np.asarray(v), self.spec, False, sep=FLOAT_COMMA))
+                parts.append(format_list(self.floats(v), self.spec, False, sep=FLOAT_COMMA))
         return "\n".join(parts)
 
     # -- objects -------------------------------------------------------------------------
