@@ -2,7 +2,8 @@
 
 One action per AnimationSet; one slot per animated object (the armature, rigid objects);
 one layer with one keyframe strip whose channelbag per slot holds the F-curves. Keys are
-written in bulk (``keyframe_points.add`` + ``foreach_set``).
+written in bulk (``keyframe_points.add`` + ``foreach_set``), handles included
+(:mod:`.bezier_keys`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,17 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from . import bezier_keys
 from .key_sampling import Channels
 
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+
+
+def _pairs(frames: np.ndarray, values: np.ndarray) -> np.ndarray:
+    out = np.empty(2 * len(frames), dtype=np.float32)
+    out[0::2] = frames
+    out[1::2] = values
+    return out
 
 
 def bone_path(bone: str) -> str:
@@ -43,14 +52,14 @@ class ActionBuilder:
         prefix: str,
         channels: Channels,
         group: str,
-        linear: bool = True,
         cyclic: bool = False,
     ) -> None:
         """location / rotation_quaternion / scale curves under ``prefix`` (``""`` = object).
 
-        ``linear`` is the file's AnimationOptions positionquality, which is about positions:
-        spline sets get Bezier (auto-clamped) location curves; rotations and scales stay
-        linear, so that they keep following D3DX's slerp and lerp between keys.
+        Locations with slopes (spline sets: AnimationOptions positionquality 0) become Bezier
+        keys with FREE handles that trace the file's spline exactly; everything else is
+        linear, rotations and scales following D3DX's slerp and lerp between the keys. Keys,
+        handles and interpolation go in with ``foreach_set``; no ``FCurve.update()`` needed.
         """
         if not len(channels.frames):
             return
@@ -59,32 +68,39 @@ class ActionBuilder:
         self.first = min(self.first, float(frames[0]))
         self.last = max(self.last, float(frames[-1]))
         self.cyclic |= cyclic
-        linear_mode = _INTERPOLATION["LINEAR"]
-        location_mode = linear_mode if linear else _INTERPOLATION["BEZIER"]
-        count = len(frames)
         channel_group = bag.groups.get(group) or bag.groups.new(group)
-        co = np.empty(2 * count, dtype=np.float32)  # Keyframe.co is float32: no conversion
-        co[0::2] = frames
-        modes = {
-            mode: np.full(count, mode, dtype=np.int32) for mode in {linear_mode, location_mode}
-        }
-        for prop, values in (
-            ("location", channels.location),
-            ("rotation_quaternion", channels.rotation),
-            ("scale", channels.scale),
-        ):
-            mode = location_mode if prop == "location" else linear_mode
+        count = len(frames)
+        curves = [
+            (prop, values, channels.location_slope if prop == "location" else None)
+            for prop, values in (
+                ("location", channels.location),
+                ("rotation_quaternion", channels.rotation),
+                ("scale", channels.scale),
+            )
+        ]
+        for prop, values, slopes in curves:
+            mode = _INTERPOLATION["LINEAR" if slopes is None else "BEZIER"]
+            kind = bezier_keys.VECTOR if slopes is None else bezier_keys.FREE
+            settings = {
+                "interpolation": np.full(count, mode, dtype=np.int32),
+                "handle_left_type": np.full(count, kind, dtype=np.int32),
+                "handle_right_type": np.full(count, kind, dtype=np.int32),
+            }
             for index in range(values.shape[1]):
                 fcurve = bag.fcurves.new(prefix + prop, index=index)
                 fcurve.group = channel_group  # fcurves.new(group_name=) is 5.0-only
-                co[1::2] = values[:, index]
+                slope = None if slopes is None else slopes[:, index]
+                left, right = bezier_keys.handles(frames, values[:, index], slope)
                 points = fcurve.keyframe_points
                 points.add(count)
-                points.foreach_set("co", co)
-                points.foreach_set("interpolation", modes[mode])
+                # Keyframe coordinates are float32: no conversion inside foreach_set
+                points.foreach_set("co", _pairs(frames, values[:, index]))
+                points.foreach_set("handle_left", left.astype(np.float32).reshape(-1))
+                points.foreach_set("handle_right", right.astype(np.float32).reshape(-1))
+                for name, setting in settings.items():
+                    points.foreach_set(name, setting)
                 if cyclic:
                     fcurve.modifiers.new("CYCLES")
-                fcurve.update()
 
     def finish(self) -> None:
         if np.isfinite(self.first):

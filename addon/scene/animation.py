@@ -16,17 +16,17 @@ import numpy as np
 
 from ..xfile.views.model import AnimationData, SceneData
 from .actions import ActionBuilder, bone_path, play, stash
-from .armature import bone_basis, read_matrix
+from .armature import basis_sides, read_matrix
 from .key_sampling import (
     DEFAULT_MAX_STEP,
+    Channels,
     channels_from_matrices,
     guess_frame_rate,
     refine_times,
-    sample_local,
+    sample_parts,
     split_keys,
-    ticks_to_frames,
 )
-from .skeleton import SpaceConversion, convert_matrices
+from .skeleton import SpaceConversion
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
 
@@ -102,19 +102,45 @@ def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
         blender_scene.render.fps_base = 1.0
 
 
-def _animation_matrices(
+def _sides(conversion: SpaceConversion, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``(2, 4, 4)``: file row local ``M`` -> keyed basis ``left @ C @ M.T @ C^-1 @ right``."""
+    c = np.asarray(conversion.basis, dtype=np.float64)
+    return np.stack([left @ c, np.linalg.inv(c) @ right])
+
+
+def bone_sides(conversion: SpaceConversion, bone: BoneTarget) -> np.ndarray:
+    return _sides(conversion, *basis_sides(bone.rest, bone.bind, bone.parent_bind))
+
+
+def object_sides(conversion: SpaceConversion) -> np.ndarray:
+    return _sides(conversion, np.eye(4), np.eye(4))
+
+
+def animation_channels(
     anim: AnimationData,
     rest_local: np.ndarray,
-    conversion: SpaceConversion,
+    sides: np.ndarray,
+    frames_per_tick: float,
     warnings: list[str],
     max_step: float,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Channels:
+    """One Animation's keys as Blender channels of the target that ``sides`` maps into.
+
+    On spline sets the location slopes map through the linear part of ``left`` (positions
+    enter the basis' translation only through it: the bone's rest head is its bind origin).
+    """
     parts = split_keys(anim)
     warnings.extend(parts.warnings)
     ticks = refine_times(parts, max_step) if max_step > 0 else parts.times()
     if not len(ticks):
-        return ticks, np.zeros((0, 4, 4))
-    return ticks, convert_matrices(conversion, sample_local(parts, rest_local, ticks))
+        return channels_from_matrices(ticks, np.zeros((0, 4, 4)))
+    samples = sample_parts(parts, rest_local, ticks, spline=not anim.linear)
+    left, right = sides
+    basis = left @ np.swapaxes(samples.matrices(), -1, -2) @ right
+    slope = None
+    if samples.pos_slope is not None:
+        slope = samples.pos_slope @ left[:3, :3].T / frames_per_tick
+    return channels_from_matrices(ticks * frames_per_tick, basis, slope)
 
 
 def build_actions(
@@ -138,6 +164,8 @@ def build_actions(
     fps = _frames_per_second(blender_scene)
     unknown: set[str] = set()
     built: list[tuple[ActionBuilder, list[bpy.types.Object]]] = []
+    bone_sides_of: dict[str, np.ndarray] = {}
+    plain_sides = object_sides(conversion)
     for number, aset in enumerate(data.animation_sets):
         builder = ActionBuilder(aset.name or f"Animation{number}")
         users: list[bpy.types.Object] = []
@@ -152,22 +180,20 @@ def build_actions(
             bone = targets.bones.get(name)
             obj = targets.objects.get(name)
             if bone is not None and targets.armature is not None:
-                ticks, local = _animation_matrices(
-                    anim, bone.rest_local, conversion, warnings, max_step
-                )
-                basis = bone_basis(bone.rest, bone.bind, bone.parent_bind, local)
+                if bone.bone not in bone_sides_of:
+                    bone_sides_of[bone.bone] = bone_sides(conversion, bone)
+                sides, rest_local = bone_sides_of[bone.bone], bone.rest_local
                 owner, prefix, group = targets.armature, bone_path(bone.bone), bone.bone
             elif obj is not None:
-                rest = targets.rest_locals.get(name, np.eye(4))
-                ticks, basis = _animation_matrices(anim, rest, conversion, warnings, max_step)
+                sides, rest_local = plain_sides, targets.rest_locals.get(name, np.eye(4))
                 owner, prefix, group = obj, "", obj.name
                 obj.rotation_mode = "QUATERNION"
             else:
                 unknown.add(name)
                 continue
-            channels = channels_from_matrices(ticks_to_frames(ticks, tps, fps), basis)
+            channels = animation_channels(anim, rest_local, sides, fps / tps, warnings, max_step)
             slot = builder.slot_for(owner)
-            builder.write(slot, prefix, channels, group, linear=anim.linear, cyclic=not anim.open)
+            builder.write(slot, prefix, channels, group, cyclic=not anim.open)
             if owner not in users:
                 users.append(owner)
         builder.finish()

@@ -93,6 +93,13 @@ def build_armature(
     return BuiltArmature(obj, rests, lengths)
 
 
+def basis_sides(
+    rest: np.ndarray, bind: np.ndarray, parent_bind: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(left, right)`` with ``matrix_basis = left @ local @ right`` (see :func:`bone_basis`)."""
+    return np.linalg.inv(rest) @ parent_bind, np.linalg.inv(bind) @ rest
+
+
 def bone_basis(
     rest: np.ndarray, bind: np.ndarray, parent_bind: np.ndarray, local: np.ndarray
 ) -> np.ndarray:
@@ -102,8 +109,7 @@ def bone_basis(
     want the skin matrix ``C_b @ bind_b^-1`` with ``C_b = C_p @ local``, which gives
     ``basis = R_b^-1 @ bind_p @ local @ bind_b^-1 @ R_b``.
     """
-    left = np.linalg.inv(rest) @ parent_bind
-    right = np.linalg.inv(bind) @ rest
+    left, right = basis_sides(rest, bind, parent_bind)
     return left @ np.asarray(local, dtype=np.float64) @ right
 
 

@@ -2,10 +2,11 @@
 
 A frame's animated local matrix follows D3DX: position and scale interpolate linearly,
 rotations by slerp, a matrix key is split into the same three parts, and a part with no
-keys keeps the frame's own matrix value. Tracks are sampled at the union of their key times;
-Blender then interpolates each channel on its own (quaternions component-wise, then
-normalised), which matches slerp only for small steps, so long rotation spans get extra
-samples (``max_step``).
+keys keeps the frame's own matrix value. Spline sets (positionquality 0) move positions along
+the cubic Hermite curve of :mod:`.position_spline` instead. Tracks are sampled at the union
+of their key times; Blender then interpolates each channel on its own (quaternions
+component-wise, then normalised), which matches slerp only for small steps, so long rotation
+spans get extra samples (``max_step``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..xfile.views.model import AnimationData
+from . import position_spline
 from .rig_math import decompose, make_continuous, quat_angle, row_compose, row_decompose, slerp
 
 # Angle between samples below which nlerp stays within ~1e-5 rad of slerp.
@@ -107,15 +109,44 @@ def refine_times(parts: KeyParts, max_step: float = DEFAULT_MAX_STEP) -> np.ndar
     return np.unique(np.concatenate([times, *extra]))
 
 
-def sample_local(parts: KeyParts, rest_local: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """(k, 4, 4) file row-vector local matrices at tick times ``at``."""
+@dataclass(eq=False)
+class LocalSamples:
+    """One animation's local transform parts at the sample times (file space)."""
+
+    pos: np.ndarray  # (k, 3)
+    rot: np.ndarray  # (k, 4) w, x, y, z
+    scale: np.ndarray  # (k, 3)
+    pos_slope: np.ndarray | None = None  # (k, 3) per tick on spline positions, else None
+
+    def matrices(self) -> np.ndarray:
+        """(k, 4, 4) file row-vector local matrices."""
+        return row_compose(self.pos, self.rot, self.scale)
+
+
+def sample_parts(
+    parts: KeyParts, rest_local: np.ndarray, at: np.ndarray, spline: bool = False
+) -> LocalSamples:
+    """The parts at tick times ``at``; ``spline``: positions on the Hermite curve, with slopes."""
     at = np.asarray(at, dtype=np.float64)
     pos0, rot0, scale0 = row_decompose(np.asarray(rest_local, dtype=np.float64))
     k = len(at)
-    pos = _lerp(*parts.pos, at) if parts.pos else np.repeat(pos0[None], k, 0)
+    slope = None
+    if parts.pos is None:
+        pos = np.repeat(pos0[None], k, 0)
+    elif spline:
+        pos, slope = position_spline.evaluate(*parts.pos, at)
+    else:
+        pos = _lerp(*parts.pos, at)
     rot = _slerp_at(*parts.rot, at) if parts.rot else np.repeat(rot0[None], k, 0)
     scale = _lerp(*parts.scale, at) if parts.scale else np.repeat(scale0[None], k, 0)
-    return row_compose(pos, rot, scale)
+    return LocalSamples(pos, rot, scale, slope)
+
+
+def sample_local(
+    parts: KeyParts, rest_local: np.ndarray, at: np.ndarray, spline: bool = False
+) -> np.ndarray:
+    """(k, 4, 4) file row-vector local matrices at tick times ``at``."""
+    return sample_parts(parts, rest_local, at, spline).matrices()
 
 
 @dataclass(eq=False)
@@ -126,12 +157,16 @@ class Channels:
     location: np.ndarray  # (k, 3)
     rotation: np.ndarray  # (k, 4) w, x, y, z, sign-continuous
     scale: np.ndarray  # (k, 3)
+    location_slope: np.ndarray | None = None  # (k, 3) per frame: spline locations, else linear
 
 
-def channels_from_matrices(frames: np.ndarray, basis: np.ndarray) -> Channels:
+def channels_from_matrices(
+    frames: np.ndarray, basis: np.ndarray, location_slope: np.ndarray | None = None
+) -> Channels:
     """Decompose (k, 4, 4) Blender basis matrices into keyable channels."""
     loc, quat, scale = decompose(basis)
-    return Channels(np.asarray(frames, dtype=np.float64), loc, make_continuous(quat), scale)
+    frames = np.asarray(frames, dtype=np.float64)
+    return Channels(frames, loc, make_continuous(quat), scale, location_slope)
 
 
 def ticks_to_frames(ticks: np.ndarray, ticks_per_second: float, fps: float) -> np.ndarray:

@@ -7,7 +7,10 @@ does; vertices with no existing bone stay where they are). Animated locals follo
 position and scale lerp, rotation slerp, a matrix key is split into the same parts, a part
 without keys keeps the frame matrix's value; rotation keys store the conjugate of the
 quaternion whose D3DX matrix is the frame's rotation. Closed animations loop over their
-key range. Result mirrored to Blender space: ``(x, y, z) -> (x, z, y)``.
+key range. Spline animations (positionquality 0) move the position along the cubic Hermite
+curve through the keys whose tangent at an inner key is the chord of its two neighbours over
+their time distance, and 0 at the first and last key. Result mirrored to Blender space:
+``(x, y, z) -> (x, z, y)``.
 """
 
 from __future__ import annotations
@@ -85,6 +88,29 @@ def _bracket(times: np.ndarray, t: float) -> tuple[int, int, float]:
     return lo, hi, (t - times[lo]) / (times[hi] - times[lo])
 
 
+def hermite_position(times: np.ndarray, vals: np.ndarray, t: float) -> np.ndarray:
+    """The spline position at tick ``t`` (see the module docstring), one segment by hand."""
+    n = len(times)
+    if n == 1 or t <= times[0]:
+        return vals[0].copy()
+    if t >= times[-1]:
+        return vals[-1].copy()
+    i = int(np.searchsorted(times, t, side="right")) - 1
+
+    def tangent(j: int) -> np.ndarray:
+        if j == 0 or j == n - 1:
+            return np.zeros(3)
+        return (vals[j + 1] - vals[j - 1]) / (times[j + 1] - times[j - 1])
+
+    # Bernstein form: control points at thirds of the segment along the tangents
+    h = times[i + 1] - times[i]
+    b0, b3 = vals[i], vals[i + 1]
+    b1 = b0 + tangent(i) * h / 3.0
+    b2 = b3 - tangent(i + 1) * h / 3.0
+    u = (t - times[i]) / h
+    return (1 - u) ** 3 * b0 + 3 * (1 - u) ** 2 * u * b1 + 3 * (1 - u) * u**2 * b2 + u**3 * b3
+
+
 def animated_local(anim, frame_matrix: np.ndarray, t: float) -> np.ndarray:
     """The local row matrix of one Animation at tick ``t``."""
     s0, q0, p0 = split_matrix(frame_matrix)
@@ -119,7 +145,10 @@ def animated_local(anim, frame_matrix: np.ndarray, t: float) -> np.ndarray:
         return vals[lo] + f * (vals[hi] - vals[lo])
 
     scale = lerp("scale", s0)
-    pos = lerp("pos", p0)
+    if "pos" in parts and not anim.linear:
+        pos = hermite_position(*parts["pos"], t)
+    else:
+        pos = lerp("pos", p0)
     if "rot" in parts:
         times, vals = parts["rot"]
         lo, hi, f = _bracket(times, t)

@@ -98,6 +98,7 @@ HIP_FRAME = rot_axis("y", 10) @ translation(0.2, 0.1, 0.0)
 SPINE_FRAME = rot_axis("z", 20) @ translation(0, 2, 0)
 HEAD_FRAME = rot_axis("x", -15) @ translation(0, 2, 0)
 KEY_TIMES = [0, 1600, 3200]  # 0, 10, 20 frames at 30 fps
+WAVE_HIP_TIMES = [0, 480, 800, 1920]  # 0, 3, 5, 12 frames at 30 fps
 
 
 def column_weights() -> dict[str, tuple[list[int], list[float]]]:
@@ -168,6 +169,14 @@ def character_text(broken: str = "") -> str:
         key_block(0, [0, 480, 960, 1440], [quat_key("x", a) for a in (0, 20, -20, 0)]),
         spline=True,
     )
+    # spline positions at uneven times (3, 2 and 7 frames apart), a rotation key between
+    wave += animation(
+        "Hip",
+        key_block(2, WAVE_HIP_TIMES, [[0.2, 0.1, 0.0], [0.6, 0.4, -0.3], [0.1, 0.7, 0.2],
+                                      [0.5, 0.1, 0.4]])
+        + key_block(0, [0, 960, 1920], [quat_key("y", a) for a in (10, 30, 10)]),
+        spline=True,
+    )  # fmt: skip
     wave += "}\n"
     return (
         "xof 0303txt 0032\nAnimTicksPerSecond { 4800; }\n"

@@ -75,15 +75,6 @@ def sample_frames(aset, tps: float) -> tuple[list[float], list[float]]:
     return keys, [float(f) for f in between]
 
 
-def linear_locations(action, slot) -> None:
-    """Turn the Bezier location curves of a spline set linear, like the reference."""
-    bag = action.layers[0].strips[0].channelbag(slot)
-    for fcurve in bag.fcurves:
-        if fcurve.data_path.endswith("location"):
-            for key in fcurve.keyframe_points:
-                key.interpolation = "LINEAR"
-
-
 @pytest.mark.parametrize("name", FILES)
 def test_frame_pose_matches_reference(corpus, name):
     _, data = load(corpus, name, enabled=False)
@@ -102,20 +93,9 @@ def test_animation_sets_match_reference(corpus, name):
     for aset, action, slot in zip(data.animation_sets, actions, slots, strict=True):
         anim.action, anim.action_slot = action, slot
         keys, between = sample_frames(aset, tps)
-        spline = not all(a.linear for a in aset.animations)
-        for frame in keys:
+        for frame in keys + between:  # spline sets too: Blender's Bezier is the Hermite curve
             err = worst_error(data, aset, frame, tps)
-            assert err <= 1e-4, f"{aset.name} key frame {frame}: {err:.3g}"
-        # spline sets: Blender's Bezier location curves vs the reference's straight lines;
-        # measured up to 2e-4 of the size on these files (keys one frame apart)
-        for frame in between:
-            err = worst_error(data, aset, frame, tps)
-            assert err <= (1e-3 if spline else 1e-4), f"{aset.name} frame {frame}: {err:.3g}"
-        if spline:  # everything but the spline itself is exact between keys too
-            linear_locations(action, slot)
-            for frame in between:
-                err = worst_error(data, aset, frame, tps)
-                assert err <= 1e-4, f"{aset.name} frame {frame} (linear): {err:.3g}"
+            assert err <= 1e-4, f"{aset.name} frame {frame}: {err:.3g}"
 
 
 def test_bcn_meshes_share_one_armature(corpus):

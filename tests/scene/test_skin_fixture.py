@@ -134,17 +134,26 @@ def test_second_set_is_on_a_muted_track_and_plays_when_active(character):
     strip = tracks["Wave"].strips[0]
     anim.action = strip.action
     anim.action_slot = strip.action_slot
-    for frame in (0, 3, 6, 9):  # spline set: exact at its keys
-        # the spinner keeps playing Walk (its own action), which Wave does not animate
+    # the spinner keeps playing Walk (its own action), which Wave does not animate
+    for frame in (0, 3, 5, 9, 12, 14):  # spline set: its keys, and after its end
+        assert_matches(data, data.animation_sets[1], frame, skip={"SpinnerMesh"})
+    # between keys: Blender's Bezier locations are the reference's Hermite spline
+    for frame in (0.5, 1.75, 3.5, 4.25, 6.0, 7.5, 10.9, 11.5):
         assert_matches(data, data.animation_sets[1], frame, skip={"SpinnerMesh"})
     bag = strip.action.layers[0].strips[0].channelbag(strip.action_slot)
     kinds = {
-        (fc.data_path.rsplit(".", 1)[-1], k.interpolation)
+        (fc.group.name, fc.data_path.rsplit(".", 1)[-1], k.interpolation, k.handle_left_type)
         for fc in bag.fcurves
         for k in fc.keyframe_points
     }
-    # spline = positionquality: Bezier locations, rotations and scales still linear
-    assert kinds == {("location", "BEZIER"), ("rotation_quaternion", "LINEAR"), ("scale", "LINEAR")}
+    # spline = positionquality: Bezier locations with FREE handles where positions are keyed
+    # (Hip); rotations, scales and unkeyed positions linear with VECTOR handles
+    assert kinds == {
+        ("Hip", "location", "BEZIER", "FREE"),
+        *((b, p, "LINEAR", "VECTOR") for b in ("Hip", "Spine") for p in ("rotation_quaternion",
+                                                                         "scale")),
+        ("Spine", "location", "LINEAR", "VECTOR"),
+    }  # fmt: skip
 
 
 def test_slerp_step_zero_keeps_the_files_key_times(tmp_path):
