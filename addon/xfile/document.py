@@ -11,6 +11,10 @@ Member values, by the template's member type:
   (Vector, Coords2d, ColorRGBA, Matrix4x4, IndexedColor, ...): a 2-D float64/int64 array,
   one row per element, the leaves in declaration order (``Matrix4x4`` rows have 16 values);
 - an array of a nested numeric template of varying size (``MeshFace``): a :class:`Ragged`;
+- an array of a "record" template, numeric scalars then ``DWORD n; array v[n]`` with nesting
+  flattened (``TimedFloatKeys``: time, nValues, values): a 2-D array ``[time, n, v...]`` per
+  row when every record has the same n, else a :class:`Ragged` of such records
+  (``records.record_dicts`` gives the dicts back);
 - any other array of templates: ``list[dict]``.
 """
 

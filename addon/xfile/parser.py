@@ -77,6 +77,7 @@ class Parser:
             self._unknown(tname, head[2])
             obj.members["_values"] = self._raw_values()
         left = stream.drain()
+        del stream  # its buffers must not stay alive through 256 levels of children
         extra_reported = False
         if left:
             self.warn(f"{tname}: {left} value(s) beyond the template ignored", head[2])
@@ -211,4 +212,6 @@ class Parser:
             return flat.reshape(*shape, leaves)
         if sub.ragged and len(shape) == 1:
             return stream.take_ragged(count, sub.ragged_int, m.label)
+        if sub.record is not None and len(shape) == 1 and count > 0:
+            return stream.take_records(count, sub.record, m.label)
         return [self.read_members(sub, stream) for _ in range(count)]

@@ -20,6 +20,9 @@ STRING_TYPES = frozenset({"STRING", "CSTRING", "UNICODE", "LPSTR"})
 PRIMITIVES = INT_TYPES | FLOAT_TYPES | STRING_TYPES
 
 CLOSED, OPEN, RESTRICTED = "closed", "open", "restricted"
+# templates holding templates: real ones nest 3 deep (Mesh > MeshFace); the bound keeps the
+# layout builder's recursion (and a hostile file's chain of 5,000) far from Python's limit
+MAX_TEMPLATE_DEPTH = 64
 
 
 @dataclass
@@ -159,6 +162,10 @@ class Layout:
     all_int: bool  # every leaf is an integer type
     ragged: bool  # ``DWORD n; array NUMERIC v[n];`` (MeshFace): arrays become Ragged
     ragged_int: bool = True
+    # ``scalars..., DWORD n, array NUMERIC v[n]`` with nesting flattened (TimedFloatKeys:
+    # time, then FloatKeys' nValues and values): (is-integer flag of each prefix scalar,
+    # values are integers). Arrays of it read as one 2-D array / Ragged, not a dict per key.
+    record: tuple[tuple[bool, ...], bool] | None = None
 
 
 class TemplateTable:
@@ -200,6 +207,8 @@ class TemplateTable:
             raise XFileError(f"unknown template {name!r}")
         if template.name in seen:
             raise XFileError(f"template {template.name} contains itself")
+        if len(seen) >= MAX_TEMPLATE_DEPTH:
+            raise XFileError(f"templates nested deeper than {MAX_TEMPLATE_DEPTH} levels")
         plans: list[MemberPlan] = []
         fixed: int | None = 0
         all_int = True
@@ -232,7 +241,34 @@ class TemplateTable:
         )
         layout = Layout(
             template.name, plans, fixed, all_int and bool(plans), ragged,
-            ragged_int=bool(plans) and plans[-1].kind == INT,
+            ragged_int=bool(plans) and plans[-1].kind == INT, record=_record_form(plans),
         )  # fmt: skip
         self._layouts[name] = layout
         return layout
+
+
+def _record_form(plans: list[MemberPlan]) -> tuple[tuple[bool, ...], bool] | None:
+    """The ``Layout.record`` form of a template, or None when it is not one."""
+    leaves: list[tuple[MemberPlan, int]] = []  # (numeric leaf, id of the struct holding it)
+
+    def flatten(members: list[MemberPlan], owner: int) -> bool:
+        for plan in members:
+            if plan.kind == STRUCT:
+                if plan.dims is not None or plan.sub is None:
+                    return False
+                if not flatten(plan.sub.members, id(plan.sub)):
+                    return False
+            elif plan.kind == STR:
+                return False
+            else:
+                leaves.append((plan, owner))
+        return True
+
+    if not flatten(plans, 0) or len(leaves) < 2:
+        return None
+    *prefix, (count, count_owner), (array, array_owner) = leaves
+    if count.kind != INT or count.dims is not None or array_owner != count_owner:
+        return None
+    if array.dims != [count.name] or any(p.dims is not None for p, _ in prefix):
+        return None
+    return tuple(p.kind == INT for p, _ in prefix), array.kind == INT

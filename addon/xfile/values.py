@@ -229,6 +229,70 @@ class ValueStream:
         flat = flat.astype(np.int64 if integer else np.float64, copy=False)
         return Ragged(flat, np.asarray(starts, dtype=np.int64))
 
+    def take_records(
+        self, count: int, form: tuple[tuple[bool, ...], bool], what: str
+    ) -> np.ndarray | Ragged:
+        """``count`` records ``prefix..., k, v1..vk`` (TimedFloatKeys: time, nValues, values).
+
+        One 2-D array (a row per record, leaves in declaration order) when every k is the same,
+        else a :class:`Ragged`; integer-typed leaves must hold integers. When one numeric chunk
+        holds every record (text files) this is a few numpy operations for 300k keys.
+        """
+        prefix_ints, values_int = form
+        p = len(prefix_ints)
+        self.check_possible(count, what)
+        self._fill(p + 1, what)
+        head = self.chunks[0][self.pos :]
+        k = head[p] if len(head) > p else -1
+        if k >= 0 and float(k).is_integer():
+            size = p + 1 + int(k)
+            need = count * size
+            if len(head) >= need and bool((head[p:need:size] == k).all()):
+                int_columns = np.array([*prefix_ints, True] + [values_int] * int(k))
+                block = head[:need].reshape(count, size)
+                if head.dtype.kind == "f" and int_columns.any():
+                    ints = block[:, int_columns]
+                    bad = ~(np.abs(ints) < 2.0**63) | (ints != np.trunc(ints))
+                    if bad.any():
+                        row, col = divmod(int(np.argmax(bad)), ints.shape[1])
+                        column = int(np.flatnonzero(int_columns)[col])
+                        value = float(ints[row, col])
+                        raise self._error_at(
+                            row * size + column, f"{what}: expected an integer, found {value!r}"
+                        )
+                all_int = bool(int_columns.all())
+                with np.errstate(invalid="ignore"):  # signalling NaNs stay NaN
+                    table = block.astype(np.int64 if all_int else np.float64)
+                self._take_pieces(need)
+                return table
+        return self._take_records_walk(count, prefix_ints, values_int, what)
+
+    def _take_records_walk(
+        self, count: int, prefix_ints: tuple[bool, ...], values_int: bool, what: str
+    ) -> np.ndarray | Ragged:
+        """Records spread over several chunks (binary lists) or of mixed sizes: one by one."""
+        rows: list[np.ndarray] = []
+        take_value = self.take_ints if values_int else self.take_floats
+        all_int = all(prefix_ints) and values_int
+        dtype = np.int64 if all_int else np.float64
+        for _ in range(count):
+            head = [self.take_int(what) if is_int else self.take_float(what)
+                    for is_int in prefix_ints]  # fmt: skip
+            k = self.take_int(what)
+            if k < 0:
+                raise self._error(f"{what}: bad record size {k}")
+            values = take_value(k, what)  # checks k against the rest of the file first
+            row = np.empty(len(head) + 1 + k, dtype=dtype)
+            row[: len(head)] = head
+            row[len(head)] = k
+            row[len(head) + 1 :] = values
+            rows.append(row)
+        sizes = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        if len(rows) and (sizes == sizes[0]).all():
+            return np.stack(rows)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        return Ragged(np.concatenate(rows), starts)
+
     def _error_at(self, index: int, message: str) -> Exception:
         return self.tokens.error(
             message, self.tokens.value_offset(self.offsets[0], self.pos + index)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import pytest
 
-from addon.xfile import read
+from addon.xfile import Ragged, XFileError, read
 from addon.xfile.standard_templates import standard_templates
 
 from .xenc import Bin
@@ -135,13 +136,39 @@ def test_multi_dimensional_arrays() -> None:
     assert g["tags"] == ["a", "b", "c"]
 
 
-def test_nested_variable_template_arrays_become_lists_of_dicts() -> None:
-    doc = read(
-        HEAD + b"AnimationKey { 2; 2; 0; 3; 1,2,3;;, 10; 3; 4,5,6;;; }"
-    )
-    key = next(doc.top())
-    assert key["keys"][1]["time"] == 10
-    assert key["keys"][1]["tfkeys"]["values"].tolist() == [4.0, 5.0, 6.0]
+def test_keys_of_one_size_become_one_table_of_rows() -> None:
+    """TimedFloatKeys (time; FloatKeys {nValues; values[nValues]}) of equal nValues: one 2-D
+    array, a row per key with the leaves in declaration order, not a dict per key."""
+    doc = read(HEAD + b"AnimationKey { 2; 2; 0; 3; 1,2,3;;, 10; 3; 4,5,6;;; }")
+    keys = next(doc.top())["keys"]
+    assert isinstance(keys, np.ndarray) and keys.dtype == np.float64
+    assert keys.tolist() == [[0, 3, 1, 2, 3], [10, 3, 4, 5, 6]]
+
+
+def test_keys_of_different_sizes_become_ragged_records() -> None:
+    doc = read(HEAD + b"AnimationKey { 0; 2; 0; 4; 1,0,0,0;;, 10; 2; 5,6;;; }")
+    keys = next(doc.top())["keys"]
+    assert isinstance(keys, Ragged)
+    assert keys.starts.tolist() == [0, 6]
+    assert keys.flat.tolist() == [0, 4, 1, 0, 0, 0, 10, 2, 5, 6]
+
+
+def test_binary_keys_split_over_lists_become_one_table() -> None:
+    b = Bin().name("AnimationKey").p("{").ints([2, 2])
+    b.ints([0, 3]).floats([1, 2, 3]).ints([10, 3]).floats([4, 5, 6]).p("}")
+    keys = next(read(b.file()).top())["keys"]
+    assert keys.tolist() == [[0, 3, 1, 2, 3], [10, 3, 4, 5, 6]]
+
+
+def test_key_time_must_be_an_integer() -> None:
+    with pytest.raises(XFileError, match=r"expected an integer, found 0\.5"):
+        read(HEAD + b"AnimationKey { 2; 2; 0; 3; 1,2,3;;, 0.5; 3; 4,5,6;;; }")
+
+
+def test_nested_variable_template_arrays_with_strings_stay_lists_of_dicts() -> None:
+    doc = read(HEAD + b'MorphAnimationSet S { 2; 0; "A";, 500; "B";; }')
+    keys = next(doc.top())["Keys"]
+    assert keys == [{"Time": 0, "MeshName": "A"}, {"Time": 500, "MeshName": "B"}]
 
 
 def test_binary_template_declaration_and_guid() -> None:

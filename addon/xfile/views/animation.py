@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..document import XObject, XReference
+from ..document import Ragged, XObject, XReference
 from .model import AnimationData, AnimationSetData, KeyTrack, MorphKeyData, MorphSetData
-from .values import children_named, flat_floats, member
+from .values import DATA_ERRORS, children_named, flat_floats, member
 
 
 def key_track(obj: XObject, warnings: list[str]) -> KeyTrack | None:
     key_type = int(member(obj, 0, "keyType"))
     keys = member(obj, 2, "keys")
-    if isinstance(keys, np.ndarray):  # a file-declared fixed-size key template
+    if isinstance(keys, np.ndarray):  # rows [time, nValues, values...] (all of one size)
         table = keys.reshape(len(keys), -1).astype(np.float64)
         return KeyTrack(key_type, table[:, 0].copy(), table[:, 2:].copy())
+    if isinstance(keys, Ragged):  # keys of different sizes: padded with zeros
+        return _ragged_track(obj, key_type, keys, warnings)
     times = np.array([float(next(iter(k.values()))) for k in keys], dtype=np.float64)
     rows = [flat_floats(list(k.values())[1])[1:] for k in keys]  # drop nValues
     width = max((len(r) for r in rows), default=0)
@@ -24,6 +26,19 @@ def key_track(obj: XObject, warnings: list[str]) -> KeyTrack | None:
     if rows and any(len(r) != width for r in rows):
         warnings.append(f"AnimationKey {obj.name or ''}: keys of different sizes (padded)")
     return KeyTrack(key_type, times, values)
+
+
+def _ragged_track(obj: XObject, key_type: int, keys: Ragged, warnings: list[str]) -> KeyTrack:
+    flat = keys.flat.astype(np.float64)
+    starts = keys.starts
+    widths = keys.ends - starts - 2  # each record is [time, nValues, values...]
+    width = int(widths.max()) if len(widths) else 0
+    values = np.zeros((len(starts), width), dtype=np.float64)
+    row = np.repeat(np.arange(len(starts)), widths)
+    col = np.arange(len(row)) - np.repeat(np.cumsum(widths) - widths, widths)
+    values[row, col] = flat[np.repeat(starts + 2, widths) + col]
+    warnings.append(f"AnimationKey {obj.name or ''}: keys of different sizes (padded)")
+    return KeyTrack(key_type, flat[starts].copy(), values)
 
 
 def animation(obj: XObject, warnings: list[str]) -> AnimationData:
@@ -39,7 +54,7 @@ def animation(obj: XObject, warnings: list[str]) -> AnimationData:
     for key in children_named(obj, "AnimationKey"):
         try:
             track = key_track(key, warnings)
-        except (KeyError, ValueError, TypeError, IndexError, StopIteration) as exc:
+        except (*DATA_ERRORS, StopIteration) as exc:
             warnings.append(f"AnimationKey ignored: {exc}")
             continue
         if track is not None:
@@ -67,6 +82,8 @@ def morph_set(obj: XObject) -> MorphSetData:
     keys_value = next((v for v in obj.members.values() if isinstance(v, list)), [])
     keys = []
     for rec in keys_value:
-        parts = list(rec.values())
-        keys.append(MorphKeyData(float(parts[0]), str(parts[1])))
+        parts = list(rec.values()) if isinstance(rec, dict) else []
+        if len(parts) < 2 or not isinstance(parts[1], str):
+            raise ValueError("MorphAnimationSet keys are not (time, mesh name) records")
+        keys.append(MorphKeyData(float(parts[0]), parts[1]))
     return MorphSetData(obj.name, False if loop_value is None else bool(loop_value), keys)
