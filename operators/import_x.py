@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import traceback
 from pathlib import Path
@@ -81,6 +82,39 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         default=False,
     )
 
+    armature_every_frame: BoolProperty(  # type: ignore[valid-type]
+        name="Bones From Every Frame",
+        description=(
+            "Make every frame a bone, not only the frames that skin or animate something "
+            "and their ancestors"
+        ),
+        default=False,
+    )
+    animation_enabled: BoolProperty(  # type: ignore[valid-type]
+        name="Import Animation",
+        description="Import every AnimationSet as an action (the first plays, the others on NLA)",
+        default=True,
+    )
+    animation_scene_timing: BoolProperty(  # type: ignore[valid-type]
+        name="Set Scene Timing",
+        description=(
+            "Set the scene's frame rate (when the key spacing shows one) and frame range "
+            "from the file"
+        ),
+        default=True,
+    )
+    animation_slerp_step: FloatProperty(  # type: ignore[valid-type]
+        name="Slerp Step",
+        description=(
+            "Rotations turning more than this between keys get extra keys, so that Blender's "
+            "interpolation follows the file's slerp; 0 keeps exactly the file's key times"
+        ),
+        subtype="ANGLE",
+        default=math.radians(4.0),
+        min=0.0,
+        max=math.pi,
+    )
+
     def import_options(self) -> ImportOptions:
         return ImportOptions(
             axis_forward=self.axis_forward,  # type: ignore[attr-defined]
@@ -93,7 +127,13 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             use_materials=self.use_materials,
             keep_empty_frames=self.keep_empty_frames,
             extra={
-                "morphs": {"keep_targets": self.morph_keep_targets, "loop_all": self.morph_loop}
+                "morphs": {"keep_targets": self.morph_keep_targets, "loop_all": self.morph_loop},
+                "armature": {"every_frame": self.armature_every_frame},
+                "animation": {
+                    "enabled": self.animation_enabled,
+                    "scene_timing": self.animation_scene_timing,
+                    "slerp_step_degrees": math.degrees(self.animation_slerp_step),
+                },
             },
         )
 
@@ -152,6 +192,18 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         if body:
             body.prop(self, "use_custom_normals")
             body.prop(self, "shading")
+        header, body = layout.panel("XOF_import_armature", default_closed=True)
+        header.label(text="Armature")
+        if body:
+            body.prop(self, "armature_every_frame")
+        header, body = layout.panel("XOF_import_animation", default_closed=True)
+        header.label(text="Animation")
+        if body:
+            body.prop(self, "animation_enabled")
+            column = body.column()
+            column.active = self.animation_enabled
+            column.prop(self, "animation_scene_timing")
+            column.prop(self, "animation_slerp_step")
         header, body = layout.panel("XOF_import_morphs", default_closed=True)
         header.label(text="Morphs")
         if body:
