@@ -11,7 +11,7 @@ import numpy as np
 
 from ..document import XObject
 from .model import ClothData, MeshData
-from .values import children_named, flat_floats, member
+from .values import DATA_ERRORS, children_named, flat_floats, member
 
 
 def masses_of(obj: XObject) -> np.ndarray:
@@ -61,12 +61,16 @@ def attach_top_level(order: list[tuple[str, MeshData | XObject]], warnings: list
         if isinstance(item, MeshData):
             meshes_before.append(item)
             continue
-        if kind == "masses":
-            masses = masses_of(item)
-            exact, need = True, len(masses)
-        else:
-            springs = springs_of(item, warnings)
-            exact, need = False, int(springs.max()) + 1 if springs.size else 0
+        try:
+            if kind == "masses":
+                masses = masses_of(item)
+                exact, need = True, len(masses)
+            else:
+                springs = springs_of(item, warnings)
+                exact, need = False, int(springs.max()) + 1 if springs.size else 0
+        except DATA_ERRORS as exc:
+            warnings.append(f"top-level {item.template} ignored: {exc}")
+            continue
 
         def fits(mesh: MeshData, exact: bool = exact, need: int = need) -> bool:
             n = len(mesh.positions)

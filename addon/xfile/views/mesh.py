@@ -10,7 +10,7 @@ from .cloth import cloth_from_children
 from .decl import decode_decl, decode_fvf
 from .materials import material_list
 from .model import MaterialData, MeshData, SkinData, SkinWeightsData
-from .values import children_named, flat_floats, matrix16, member, ragged_parts, rows
+from .values import DATA_ERRORS, children_named, flat_floats, matrix16, member, ragged_parts, rows
 
 
 def mesh_data(obj: XObject, materials: dict[int, MaterialData]) -> MeshData:
@@ -36,7 +36,7 @@ def mesh_data(obj: XObject, materials: dict[int, MaterialData]) -> MeshData:
                 mesh.decl.update(decode_decl(child, n, warnings))
             elif kind == "fvfdata":
                 mesh.decl.update(decode_fvf(child, n, warnings))
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
+        except DATA_ERRORS as exc:
             warnings.append(f"{child.template} ignored: {exc}")
     mesh.skin = _skin(obj, n, warnings)
     mesh.cloth = cloth_from_children(obj, n, warnings)
@@ -73,8 +73,9 @@ def _normals(mesh: MeshData, obj: XObject) -> None:
 def _colors(mesh: MeshData, obj: XObject) -> None:
     n = len(mesh.positions)
     table = rows(member(obj, 1, "vertexColors"), 5)
-    index = table[:, 0].astype(np.int64)
-    ok = (index >= 0) & (index < n)
+    first = table[:, 0]
+    ok = np.isfinite(first) & (first >= 0) & (first < n)
+    index = np.where(ok, first, 0).astype(np.int64)
     if not ok.all():
         mesh.warnings.append(f"MeshVertexColors: {int((~ok).sum())} index(es) out of range")
     colors = mesh.colors if mesh.colors is not None else np.ones((n, 4), dtype=np.float64)
@@ -99,7 +100,7 @@ def _skin(obj: XObject, n: int, warnings: list[str]) -> SkinData | None:
             indices = np.asarray(member(sw, 2, "vertexIndices"), dtype=np.int64).ravel()
             values = flat_floats(member(sw, 3, "weights"))
             offset = matrix16(member(sw, 4, "matrixOffset"))
-        except (KeyError, ValueError, TypeError) as exc:
+        except DATA_ERRORS as exc:
             warnings.append(f"SkinWeights ignored: {exc}")
             continue
         if len(indices) != len(values):

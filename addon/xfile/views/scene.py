@@ -9,7 +9,7 @@ from .animation import animation_set, morph_set
 from .cloth import attach_top_level
 from .mesh import mesh_data
 from .model import FrameData, MaterialData, MeshData, SceneData
-from .values import matrix16, member
+from .values import DATA_ERRORS, matrix16, member
 
 
 class _Builder:
@@ -21,6 +21,7 @@ class _Builder:
             tuple[str, MeshData | XObject]
         ] = []  # meshes and top-level cloth, file order
         self.warnings: list[str] = []
+        self.frames_built: set[int] = set()
 
     def mesh(self, obj: XObject) -> MeshData | None:
         found = self.meshes.get(id(obj))
@@ -28,7 +29,7 @@ class _Builder:
             return found
         try:
             data = mesh_data(obj, self.materials)
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
+        except DATA_ERRORS as exc:
             self.warnings.append(f"{obj.where}: Mesh {obj.name or ''} ignored: {exc}")
             return None
         self.meshes[id(obj)] = data
@@ -36,13 +37,20 @@ class _Builder:
         return data
 
     def frame(self, obj: XObject) -> FrameData:
+        """A frame and its subtree. A frame already built (reached again through a reference,
+        or a reference cycle) is not built twice: that keeps the work linear in the file."""
+        self.frames_built.add(id(obj))
         data = FrameData(obj.name, np.eye(4), source=obj)
         for child in obj.objects():
             kind = child.template.lower()
+            if kind == "frame" and id(child) in self.frames_built:
+                self.warnings.append(f"{obj.where}: Frame {child.name or ''} referenced again: "
+                                     "ignored there")  # fmt: skip
+                continue
             if kind == "frametransformmatrix":
                 try:
                     data.matrix = matrix16(member(child, 0, "frameMatrix"))
-                except (KeyError, ValueError) as exc:
+                except DATA_ERRORS as exc:
                     self.warnings.append(f"{child.where}: FrameTransformMatrix ignored: {exc}")
             elif kind == "frame":
                 data.children.append(self.frame(child))
@@ -60,21 +68,27 @@ def scene_data(doc: XDocument) -> SceneData:
     scene = SceneData(warnings=builder.warnings)
     for obj in doc.top():
         kind = obj.template.lower()
-        if kind == "frame":
+        if kind == "frame" and id(obj) not in builder.frames_built:
             scene.frames.append(builder.frame(obj))
         elif kind == "mesh":
             mesh = builder.mesh(obj)
             if mesh is not None:
                 scene.meshes.append(mesh)
         elif kind == "animationset":
-            scene.animation_sets.append(animation_set(obj, builder.warnings))
+            try:
+                scene.animation_sets.append(animation_set(obj, builder.warnings))
+            except DATA_ERRORS as exc:
+                builder.warnings.append(f"{obj.where}: AnimationSet ignored: {exc}")
         elif kind == "animtickspersecond":
             try:
                 scene.ticks_per_second = float(member(obj, 0, "AnimTicksPerSecond"))
-            except (KeyError, ValueError, TypeError):
+            except DATA_ERRORS:
                 builder.warnings.append(f"{obj.where}: AnimTicksPerSecond without a value")
         elif kind == "morphanimationset":
-            scene.morph_sets.append(morph_set(obj))
+            try:
+                scene.morph_sets.append(morph_set(obj))
+            except DATA_ERRORS as exc:
+                builder.warnings.append(f"{obj.where}: MorphAnimationSet ignored: {exc}")
         elif kind == "clothmasses":
             builder.order.append(("masses", obj))
         elif kind == "clothsprings":

@@ -13,6 +13,10 @@ import numpy as np
 
 from ..document import Ragged, XObject
 
+# what member values of an unexpected shape raise in the views (a file-declared template with
+# other types, NaN or huge counts): caught per object and turned into a warning
+DATA_ERRORS = (KeyError, ValueError, TypeError, IndexError, OverflowError)
+
 
 def flat_floats(value: Any) -> np.ndarray:
     """Every numeric leaf of a member value, in declaration order, as float64."""
