@@ -8,7 +8,12 @@ Run rules (the reader relies on them):
 
 - run bytes are the separators (``,`` ``;`` space, tab, CR, LF, VT, FF) and the number bytes
   ``0-9 + - . e E``; MSVC's non-finite spellings (``-1.#IND00``, ``1.#QNAN0``, ``1.#INF00``,
-  ``1.#SNAN0``, optionally with an exponent ``1.#INF00e+000``) stay inside the run;
+  ``1.#SNAN0``, optionally with an exponent ``1.#INF00e+000``) stay inside the run, and so do
+  their forms printed with a small precision, where MSVC rounds the letters like digits:
+  ``%.2f`` gives ``1.#J`` (INF and IND), ``1.#R`` (QNAN), ``1.#T`` (SNAN); ``%.3f`` gives
+  ``1.#IO``, ``1.#QO``, ``1.#SO``; ``%.4f`` ``1.#QNB``, ``1.#SNB``. ``#J`` and ``#IO`` read as
+  +-infinity (an IND printed that way is indistinguishable), the QNAN/SNAN forms as NaN;
+  ``%.1f`` (``1.$``) and ``%.0f`` (``1``) lose the marker and cannot be recognised;
 - the run ends at the first other byte; if that byte is a name byte (letter, ``_``, non-ASCII)
   glued to the run's last token (``1.0 end``: the ``e``), that token is left out of the run;
 - a token (a stretch between separators) is converted exactly like Python's ``float``; MSVC
@@ -35,7 +40,12 @@ _RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
 _TOKEN = re.compile(rb"[^,; \t\n\r\v\f]+")
 _NUMBER_TOKEN = re.compile(rb"[0-9eE+\-.]+")
 _SEPARATOR = re.compile(rb"[,; \t\n\r\v\f]")
-_MSVC = re.compile(rb"([+-]?)[0-9]+\.#(IND|QNAN|SNAN|INF)[0-9]*(?:[eE][+-]?[0-9]+)?", re.IGNORECASE)
+# MSVC's markers after "1.#", full and rounded to a small precision (longest first)
+_MSVC_MARKERS = b"INF|IND|QNAN|SNAN|QNB|SNB|QO|SO|IO|J|R|T"
+_MSVC_INFINITE = frozenset((b"INF", b"IO", b"J"))
+_MSVC = re.compile(
+    rb"([+-]?)[0-9]+\.#(" + _MSVC_MARKERS + rb")[0-9]*(?:[eE][+-]?[0-9]+)?", re.IGNORECASE
+)
 _NAME_BYTES = frozenset(
     b"_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
 )
@@ -55,7 +65,7 @@ def msvc_value(token: bytes | bytearray) -> float | None:
     m = _MSVC.fullmatch(token)
     if m is None:
         return None
-    if m.group(2).upper() == b"INF":
+    if m.group(2).upper() in _MSVC_INFINITE:
         return float("-inf") if m.group(1) == b"-" else float("inf")
     return float("nan")
 
@@ -155,7 +165,10 @@ def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
     n = len(data)
     if limit >= n:
         return n
-    cut = max(data.rfind(c, pos, limit) for c in SEPARATORS)
+    near = max(pos, limit - 256)  # a separator is almost always close: no scan of the stretch
+    cut = max(data.rfind(c, near, limit) for c in SEPARATORS)
+    if cut < near and near > pos:
+        cut = max(data.rfind(c, pos, near) for c in SEPARATORS)
     if cut >= pos:
         return cut + 1
     m = _SEPARATOR.search(data, limit)  # one token longer than the stretch: take it whole

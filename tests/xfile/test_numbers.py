@@ -116,6 +116,17 @@ def test_powers_of_ten_and_digit_counts() -> None:
     check(text, toks, len(text))
 
 
+# mantissa (sign, digits, point) and exponent (sign, 1 to 4 digits, zero-padded like MSVC's
+# "%e" e+005), with exponents across the exact range (|power| <= 22) and beyond it
+exponent_text = st.builds(
+    lambda mantissa, e, esign, power, width: mantissa + e + esign + b"%0*d" % (width, power),
+    st.from_regex(rb"\A[+-]?([0-9]{1,17}\.?[0-9]{0,17}|\.[0-9]{1,17})\Z"),
+    st.sampled_from([b"e", b"E"]),
+    st.sampled_from([b"", b"-", b"+"]),
+    st.integers(0, 40),
+    st.integers(1, 4),
+)
+
 float_text = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: b"%f" % v),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: repr(v).encode()),
@@ -124,6 +135,8 @@ float_text = st.one_of(
     st.floats(-1e4, 1e4).map(lambda v: b"%.3f" % v),
     st.integers(-(2**63), 2**63).map(lambda v: b"%d" % v),
     st.from_regex(rb"\A[+-]?([0-9]{1,20}\.?[0-9]{0,20}|\.[0-9]{1,20})([eE][+-]?[0-9]{1,3})?\Z"),
+    exponent_text,
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda v: b"%g" % v),
 )
 separator = st.from_regex(rb"\A[,; \t\r\n]{1,4}\Z")
 terminator = st.sampled_from([b"", b"}", b" }", b"{", b"//c", b"# c", b'"s"', b"<", b"[", b"*"])
@@ -146,6 +159,29 @@ def test_random_runs_match_float(
         for name, value in use_chunks(chunk).items():
             mp.setattr(numbers, name, value)
         check(text, tokens, len(text) - len(tail.lstrip(b" ")), start=6)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tokens=st.lists(exponent_text, min_size=1, max_size=60), chunk=st.sampled_from(CHUNKS))
+def test_exponent_tokens_match_float(tokens: list[bytes], chunk: int) -> None:
+    """Every exponent spelling, bit for bit; the vectorised path takes those within 10**22."""
+    text = b",".join(tokens) + b";}"
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in use_chunks(chunk).items():
+            mp.setattr(numbers, name, value)
+        check(text, tokens, len(text) - 1)
+
+
+def test_exponent_edges_of_the_exact_range() -> None:
+    """|power| 22 is vectorised, 23 is not; both equal float(); digits shift the power."""
+    toks = [b"1e22", b"1e-22", b"1.5e23", b"15e-22", b"123456789012345e7", b"0.5e23",
+            b"1e23", b"1e-23", b"1.5e24", b"15e-23",
+            b"-0e0", b"-0.0e-5", b"9.999999e+022"]  # fmt: skip
+    fast = [True] * 6 + [False] * 4 + [True, True, True]
+    text = b" ".join(toks)
+    tokens = number_kernel.convert(number_kernel.work_buffer(text, 0, len(text)))
+    assert tokens.fast.tolist() == fast
+    check(text, toks, len(text))
 
 
 @settings(max_examples=300, deadline=None)
@@ -197,6 +233,22 @@ SPECIALS = [
     (b"-1.#IND", math.nan),
     (b"1.#INF", math.inf),
     (b"1.#inf00", math.inf),
+    # small precisions: MSVC rounds the marker's letters like digits ('I' + 1 = 'J')
+    (b"1.#J", math.inf),  # printf("%.2f", INFINITY)
+    (b"-1.#J", -math.inf),
+    (b"1.#IO", math.inf),  # "%.3f"
+    (b"-1.#IO", -math.inf),
+    (b"1.#R", math.nan),  # QNAN with "%.2f"
+    (b"-1.#R", math.nan),
+    (b"1.#QO", math.nan),  # "%.3f"
+    (b"1.#QNB", math.nan),  # "%.4f"
+    (b"1.#T", math.nan),  # SNAN with "%.2f"
+    (b"1.#SO", math.nan),
+    (b"1.#SNB", math.nan),
+    (b"1.#QNAN", math.nan),
+    (b"-1.#IND0", math.nan),
+    (b"1.#j", math.inf),
+    (b"1.#J00e+000", math.inf),
 ]
 
 
@@ -213,6 +265,41 @@ def test_many_specials_in_a_long_run(chunk: int) -> None:
     values, end = scan_numbers(text, 0)
     assert bits(values) == bits([math.nan, 0.5, math.inf] * 300)
     assert end == len(text) - 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, len(SPECIALS) - 1), min_size=1, max_size=30),
+    numbers_between=st.lists(st.floats(-1e6, 1e6).map(lambda v: b"%.6e" % v), max_size=30),
+    chunk=st.sampled_from(CHUNKS),
+)
+def test_random_runs_with_msvc_spellings(
+    picks: list[int], numbers_between: list[bytes], chunk: int
+) -> None:
+    """MSVC spellings anywhere among exponent numbers: each one's value, the run whole."""
+    toks: list[bytes] = []
+    expected: list[float] = []
+    for i, pick in enumerate(picks):
+        tok, value = SPECIALS[pick]
+        toks.append(tok)
+        expected.append(value)
+        if i < len(numbers_between):
+            toks.append(numbers_between[i])
+            expected.append(float(numbers_between[i]))
+    text = b";,\n".join(toks) + b";;\n}"
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in use_chunks(chunk).items():
+            mp.setattr(numbers, name, value)
+        values, end = scan_numbers(text, 0)
+    assert bits(values) == bits(expected)
+    assert end == len(text) - 1
+
+
+def test_rounded_spellings_glued_to_names_are_not_msvc() -> None:
+    """``1.#Jx``: a name glued on, so '1.' is the number and '#' starts a comment."""
+    for tok in (b"1.#Jx", b"1.#Rz", b"1.#IOa"):
+        values, end = scan_numbers(b"2;" + tok + b" }", 0)
+        assert values.tolist() == [2.0, 1.0] and end == 4
 
 
 def test_special_at_end_of_data() -> None:
@@ -328,7 +415,8 @@ def test_fast_path_takes_the_common_tokens() -> None:
     fast = [b"-5.000000", b"0.103675", b"4", b"1000000", b"+1", b".5", b"5.", b"-0",
             b"12345678901234.5", b"-1234567890123.5", b"999999999999999",
             b"1e5", b"1.5e-05", b"-2.5E+3", b"1.e5", b"7e-22", b"123456789012345e7"]  # fmt: skip
-    slow = [b"1e23", b"1e-23", b"1.5e", b"e5", b"1e5.", b"1e+", b".e5", b"1e5e5", b"1.#IND00", b"1234567890123456", b"0.1234567890123456", b"1.2.3", b"-",
+    slow = [b"1e23", b"1e-23", b"1.5e", b"e5", b"1e5.", b"1e+", b".e5", b"1e5e5",
+            b"1.#IND00", b"1234567890123456", b"0.1234567890123456", b"1.2.3", b"-",
             b".", b"0+", b"1-2", b"}", b"ab", b"1e"]  # fmt: skip
     text = b" ".join(fast + slow)
     tokens = number_kernel.convert(number_kernel.work_buffer(text, 0, len(text)))
@@ -342,3 +430,17 @@ def test_long_regular_run_matches_float() -> None:
     toks = [b"%f" % v for v in vals] + [b"%d" % i for i in rng.integers(0, 10**6, 5000)]
     text = b";,\n".join(toks) + b";;\n}"
     check(text, toks, len(text) - 1)
+
+
+def test_reader_takes_exponents_and_rounded_msvc_spellings() -> None:
+    """Through the whole reader: a Mesh whose numbers mix %e, %g and MSVC's %.2f markers."""
+    from addon.xfile import read
+
+    text = (
+        b"xof 0303txt 0032\nMesh m {\n 3;\n 1.500000e-05;-2.5E+3;1.#J;,\n"
+        b" -1.#J;1.#R;7e0;,\n 1e-300;-1.#IND00;1.#QO;;\n 1;\n 3;0,1,2;;\n}\n"
+    )
+    mesh = next(o for o in read(text).objects if getattr(o, "template", "") == "Mesh")
+    got = mesh["vertices"].ravel().tolist()
+    want = [1.5e-05, -2500.0, math.inf, -math.inf, math.nan, 7.0, 1e-300, math.nan, math.nan]
+    assert bits(got) == bits(want)
