@@ -1,10 +1,10 @@
 """Throughput of scan_numbers on a ~90 MB text grid run, beside np.fromstring (not a pytest test).
 
-    .venv/bin/python tests/bench/bench_numbers.py [--side 900] [--runs 5]
+    .venv/bin/python tests/bench/bench_numbers.py [--side 900] [--runs 5] [--style e]
 
-The run looks like a Mesh's data written with "%f": positions, quads (``4;a,b,c,d;,``),
-normals and UVs. Prints the median of several runs (the machine is shared and noisy) and the
-ratio against ``np.fromstring(sep=' ')`` on the same text with ``,`` and ``;`` made spaces.
+The run looks like a Mesh's data written with "%f" (``--style e``: "%e" like Assimp's writer,
+``g``: "%g"): positions, quads (``4;a,b,c,d;,``), normals and UVs. Prints the median of
+several runs (the machine is shared and noisy) and the ratio against ``np.fromstring(sep=' ')`` on the same text with ``,`` and ``;`` made spaces.
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from addon.xfile.numbers import scan_numbers
 
 
-def grid_run(side: int, seed: int = 1) -> bytes:
+def grid_run(side: int, seed: int = 1, style: str = "f") -> bytes:
     """A side x side grid mesh's numbers, as exporters write them, then a closing brace."""
+    f = b"%" + style.encode()
+    vec3 = f + b";" + f + b";" + f + b";,\n"
+    vec2 = f + b";" + f + b";,\n"
     rng = np.random.default_rng(seed)
     n = side * side
     i, j = np.divmod(np.arange(n), side)
@@ -35,12 +38,12 @@ def grid_run(side: int, seed: int = 1) -> bytes:
     uv = np.stack([i / (side - 1), j / (side - 1)], axis=1)
     corner = (i * side + j)[(i < side - 1) & (j < side - 1)]
     parts = [b"%d;\n" % n]
-    parts += [b"%f;%f;%f;,\n" % tuple(r) for r in pos.tolist()]
+    parts += [vec3 % tuple(r) for r in pos.tolist()]
     parts += [b"%d;\n" % len(corner)]
     parts += [b"4;%d,%d,%d,%d;,\n" % (a, a + 1, a + side + 1, a + side) for a in corner.tolist()]
     parts += [b"%d;\n" % n]
-    parts += [b"%f;%f;%f;,\n" % tuple(r) for r in nrm.tolist()]
-    parts += [b"%f;%f;,\n" % tuple(r) for r in uv.tolist()]
+    parts += [vec3 % tuple(r) for r in nrm.tolist()]
+    parts += [vec2 % tuple(r) for r in uv.tolist()]
     parts.append(b"}\n")
     return b"".join(parts)
 
@@ -58,9 +61,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--side", type=int, default=900, help="grid side (900: ~90 MB)")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--style", choices=["f", "e", "g"], default="f", help="printf style")
     args = ap.parse_args()
 
-    text = grid_run(args.side)
+    text = grid_run(args.side, style=args.style)
     mb = len(text) / 1e6
     values, end = scan_numbers(text, 0)
     assert end == len(text) - 2, end
@@ -79,7 +83,8 @@ def main() -> None:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 
-    print(f"text {mb:.1f} MB, {values.size:,} numbers (output {values.nbytes / 1e6:.1f} MB)")
+    out_mb = values.nbytes / 1e6
+    print(f"text ({args.style!r}) {mb:.1f} MB, {values.size:,} numbers (output {out_mb:.1f} MB)")
     print(f"scan_numbers   {ours * 1e3:8.1f} ms  {mb / ours:7.1f} MB/s  (median of {args.runs})")
     print(f"  CPU time     {ours_cpu * 1e3:8.1f} ms  {mb / ours_cpu:7.1f} MB/s  (busy-proof)")
     print(f"np.fromstring  {theirs * 1e3:8.1f} ms  {mb / theirs:7.1f} MB/s")
