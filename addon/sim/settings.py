@@ -55,6 +55,7 @@ class SimSettings:
     fps: float = 24.0
     tethers: bool = True  # XPBD: keep free points within their rest distance of the pins
     tether_pins: int = 2  # how many nearest pins each free point is tethered to
+    stretch_limit_levels: int = 3  # XPBD cloth: limiters over 2, 4, 8 ... springs (0 = none)
     max_speed: float = 1.0e3  # m/s; a free point faster than this counts as an explosion
     max_stretch: float = 10.0  # a structural spring longer than this x rest = explosion
 
@@ -95,6 +96,7 @@ class SimSettings:
             out.substeps = 1
         out.substeps = int(out.substeps)
         out.tether_pins = max(1, int(out.tether_pins))
+        out.stretch_limit_levels = min(max(0, int(out.stretch_limit_levels)), 8)
         for name in ("gravity", "wind"):
             vec = np.array(getattr(out, name), dtype=np.float64).reshape(-1)
             if vec.size != 3 or not np.isfinite(vec).all():

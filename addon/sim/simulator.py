@@ -101,7 +101,7 @@ class Simulator:
                 if pin_end is not None and pin_start is not None:
                     t = k / s.substeps
                     pins = (pin_start + (pin_end - pin_start) * t).astype(self.dtype)
-                self.solver.substep(self.pos, self.vel, sub_dt, pins, hits)
+                self.solver.substep(self.pos, self.vel, sub_dt, pins, hits, k - 1)
                 if revert is not None and weights is not None:
                     pull_toward(self.pos, self.vel, revert, weights)
             problem = self.guard.problem(self.pos, self.vel)

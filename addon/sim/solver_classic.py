@@ -77,8 +77,13 @@ class ClassicSolver:
         dt: float,
         pin_targets: np.ndarray | None,
         colliders: tuple[Collider, ...],
+        index: int = 0,
     ) -> None:
-        """Advance by ``dt``; pinned points move to ``pin_targets`` (P, 3) at constant speed."""
+        """Advance by ``dt``; pinned points move to ``pin_targets`` (P, 3) at constant speed.
+
+        ``index`` (the substep's number in the frame) is unused: every substep is alike.
+        """
+        del index
         pins = self.pinned_ids
         if pins.size:
             if pin_targets is not None:

@@ -1,45 +1,69 @@
 """XPBD with small steps: the default solver, stable at any stiffness.
 
 Per substep: external forces into velocities, predict positions, one Gauss-Seidel pass over
-the springs colour group by colour group (bend, then shear, then structural, so the springs
-that define the cloth's size have the last word), tethers, collisions, velocities from the
-positions moved. With one pass per substep the XPBD multiplier starts at zero each time, so a
-spring's correction is ``-C / (w1 + w2 + compliance / dt^2)`` along its direction, and the
-per-spring factors ``w / (w1 + w2 + compliance / dt^2)`` are precomputed per substep length.
+the constraints colour group by colour group, tethers, collisions, velocities from the
+positions moved. The pass runs the long-range stretch limiters first (longest first, see
+``limiters.py``), then bend, shear and structural springs, so the springs that define the
+cloth's size have the last word. With one pass per substep the XPBD multiplier starts at
+zero each time, so a spring's correction is ``-C / (w1 + w2 + compliance / dt^2)`` along its
+direction, and the per-spring factors ``w / (w1 + w2 + compliance / dt^2)`` are precomputed
+per substep length.
+
+A bend spring is soft when it is shorter than the straight chain it spans (bending) and as
+stiff as the structural springs beyond that chain's length (stretching), so the same pass
+that bends the cloth also limits its stretch over two springs at no extra gather.
 
 Speed (numpy): the state is ``(N, 4)`` float32 (x, y, z, 0), viewed as one complex128 per
 point, so a colour group is gathered with one ``np.take`` and written back with one fancy
-assignment moving 16 bytes per index (three times fewer index operations than a structure of
-arrays; no point repeats inside a group, so no scatter-add is needed). Per-spring scaling is
-done per component on strided views, which numpy does far faster than broadcasting over a
-length-4 inner axis. Work buffers are preallocated and shared by the groups.
+assignment moving 16 bytes per index (a structure of arrays needs three times as many index
+operations and measured slower here); no point repeats inside a group, so no scatter-add
+is needed. Per-spring scaling is done per component on strided views, which numpy does far
+faster than broadcasting over a length-4 inner axis. Work buffers are preallocated.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 
 from .colliders import Collider, resolve_positions
 from .coloring import colour_groups
+from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
 from .settings import SimSettings
-from .tethers import Tethers, build_tethers
+from .tethers import build_tethers
 
 TINY_LENGTH_SQUARED = np.float32(1e-18)
-SOLVE_ORDER = (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL)
 ONES = np.ones(4, dtype=np.float32)
+# Measured on the 10k bench scene (see tests/bench/bench_solver.py): solving shear springs and
+# the limiters over 8+ springs every other substep (alternating, with twice the step so they
+# keep their stiffness) costs a fifth less and stretches no more (slightly less) than solving
+# everything every substep.
+LONG_LIMITER_LEVEL = 2  # limiter levels from here on (span 8, 16 ...) run every other substep
+
+
+class Mode(IntEnum):
+    SPRING = 0  # two-sided, pulls toward ``rest``
+    LIMITER = 1  # one-sided, only pulls when longer than ``limit``
+    LIMITED_SPRING = 2  # soft toward ``rest``, hard beyond ``limit`` (bend springs)
 
 
 @dataclass
 class _Group:
+    mode: Mode
     ends: np.ndarray  # (2g,) point ids: first ends, then second ends
-    rest: np.ndarray  # (g,) float32
+    rest: np.ndarray  # (g,) float32 target length (the limit for a LIMITER)
     stiffness: np.ndarray  # (g,) float64 spring constants
     inv_a: np.ndarray  # (g,) float64
     inv_b: np.ndarray
     gain: np.ndarray  # (2, g) float32: +w_a / denom, -w_b / denom
+    limit: np.ndarray | None = None  # LIMITED_SPRING: (g,) float32 stretch limit
+    hard_stiffness: np.ndarray | None = None  # LIMITED_SPRING: beyond the limit
+    hard_gain: np.ndarray | None = None
+    period: int = 1  # solved on every ``period``-th substep, with ``period`` x the step
+    phase: int = 0  # ... on the substeps whose index % period == phase
 
 
 @dataclass
@@ -53,6 +77,10 @@ class _TetherSlot:
 def as_complex(points: np.ndarray) -> np.ndarray:
     """An (N, 4) float32 C-contiguous array seen as (N,) complex128 (one item per point)."""
     return points.view(np.complex128).reshape(-1)
+
+
+def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
+    return np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
 
 
 class XpbdSolver:
@@ -75,6 +103,8 @@ class XpbdSolver:
         self._delta = np.empty((largest, 4), dtype=np.float32)
         self._square = np.empty((largest, 4), dtype=np.float32)
         self._lengths = np.empty(largest, dtype=np.float32)
+        self._factor = np.empty(largest, dtype=np.float32)
+        self._hard = np.empty(largest, dtype=bool)
         self._gain = np.empty(2 * largest, dtype=np.float32)
         self._step = np.zeros(8 * largest, dtype=np.float32)  # 4th column stays 0
         self._prev = np.zeros((n, 4), dtype=np.float32)
@@ -90,44 +120,127 @@ class XpbdSolver:
         storage[:, :3] = points
         return storage
 
+    @property
+    def constraint_count(self) -> int:
+        """Springs and limiters solved per substep."""
+        return sum(g.rest.size for g in self.groups)
+
+    # building ----------------------------------------------------------------------------
+
     def _build_groups(self, model: ClothModel, settings: SimSettings) -> list[_Group]:
         per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-        stiffness = per_kind[model.kinds] * model.spring_stiffness_scale()
-        a, b = model.springs[:, 0], model.springs[:, 1]
+        scale = model.spring_stiffness_scale()
+        stiffness = per_kind[model.kinds] * scale
+        hard = settings.stiffness * scale
+        n = model.point_count
+        springs = model.springs
         inv = self.inv_mass
-        active = (stiffness > 0) & ((inv[a] + inv[b]) > 0)
-        groups = []
-        for kind in SOLVE_ORDER:
-            ids = np.flatnonzero(active & (model.kinds == kind))
-            for members in colour_groups(model.springs[ids], model.point_count):
-                s = ids[members]
-                groups.append(
-                    _Group(
-                        ends=np.concatenate([a[s], b[s]]),
-                        rest=model.rest_lengths[s].astype(np.float32),
-                        stiffness=stiffness[s],
-                        inv_a=inv[a[s]],
-                        inv_b=inv[b[s]],
-                        gain=np.empty((2, s.size), dtype=np.float32),
-                    )
+        movable = (inv[springs[:, 0]] + inv[springs[:, 1]]) > 0
+        structural = model.kinds == SpringKind.STRUCTURAL
+        levels = limiter_levels(
+            springs[structural],
+            model.rest_lengths[structural],
+            model.rest_positions,
+            _limiter_level_count(settings),
+        )
+        spring_keys = _pair_keys(springs, n)
+        order = np.argsort(spring_keys, kind="stable")
+        sorted_keys = spring_keys[order]
+        bend = model.kinds == SpringKind.BEND
+        bend_limit = np.full(springs.shape[0], np.nan)
+        limiter_sets: list[tuple[np.ndarray, np.ndarray]] = []
+        for level, (pairs, limits) in enumerate(levels):
+            keys = _pair_keys(pairs, n)
+            hit = np.zeros(keys.size, dtype=bool)
+            if sorted_keys.size:
+                found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
+                hit = sorted_keys[found] == keys
+                if level == 0:  # two-spring chains that are bend springs: limit those
+                    match = order[found[hit]]
+                    on_bend = bend[match]
+                    bend_limit[match[on_bend]] = limits[hit][on_bend]
+            ends, ends_limits = pairs[~hit], limits[~hit]
+            keep = (inv[ends[:, 0]] + inv[ends[:, 1]]) > 0
+            limiter_sets.append((ends[keep], ends_limits[keep]))
+
+        groups: list[_Group] = []
+        for level in reversed(range(len(limiter_sets))):
+            ends, limits = limiter_sets[level]
+            k = settings.stiffness * _pair_scale(model, ends)
+            start = len(groups)
+            self._add_groups(groups, Mode.LIMITER, ends, limits, k, n)
+            if level >= LONG_LIMITER_LEVEL:
+                _every_other(groups[start:], phase=1)
+        for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
+            ids = np.flatnonzero(movable & (stiffness > 0) & (model.kinds == kind))
+            if kind == SpringKind.BEND:
+                limited = ids[np.isfinite(bend_limit[ids])]
+                plain = ids[~np.isfinite(bend_limit[ids])]
+                self._add_groups(
+                    groups,
+                    Mode.LIMITED_SPRING,
+                    springs[limited],
+                    model.rest_lengths[limited],
+                    stiffness[limited],
+                    n,
+                    bend_limit[limited],
+                    hard[limited],
                 )
+                ids = plain
+            start = len(groups)
+            self._add_groups(
+                groups, Mode.SPRING, springs[ids], model.rest_lengths[ids], stiffness[ids], n
+            )
+            if kind == SpringKind.SHEAR:
+                _every_other(groups[start:], phase=0)
         return groups
+
+    def _add_groups(
+        self,
+        groups: list[_Group],
+        mode: Mode,
+        pairs: np.ndarray,
+        rest: np.ndarray,
+        stiffness: np.ndarray,
+        n: int,
+        limit: np.ndarray | None = None,
+        hard: np.ndarray | None = None,
+    ) -> None:
+        if not pairs.size:
+            return
+        inv = self.inv_mass
+        for members in colour_groups(pairs, n):
+            a, b = pairs[members, 0], pairs[members, 1]
+            groups.append(
+                _Group(
+                    mode=mode,
+                    ends=np.concatenate([a, b]),
+                    rest=rest[members].astype(np.float32),
+                    stiffness=stiffness[members],
+                    inv_a=inv[a],
+                    inv_b=inv[b],
+                    gain=np.empty((2, members.size), dtype=np.float32),
+                    limit=None if limit is None else limit[members].astype(np.float32),
+                    hard_stiffness=None if hard is None else hard[members],
+                    hard_gain=None if hard is None else np.empty((2, members.size), np.float32),
+                )
+            )
 
     def _build_tether_slots(self, model: ClothModel, settings: SimSettings) -> list[_TetherSlot]:
         if not settings.tethers:
             return []
-        graph = model.kinds != SpringKind.BEND
-        tethers: Tethers = build_tethers(
+        tethers = build_tethers(
             model.rest_positions,
             model.pinned,
-            model.springs[graph],
-            model.rest_lengths[graph],
-            settings.tether_pins,
+            model.springs[model.kinds != SpringKind.BEND],
+            k=settings.tether_pins,
         )
         return [
             _TetherSlot(p, q, lim * lim, lim)
             for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
         ]
+
+    # stepping ----------------------------------------------------------------------------
 
     def _prepare(self, dt: float) -> None:
         """Per-substep-length factors: spring gains, external acceleration, velocity decay."""
@@ -135,9 +248,10 @@ class XpbdSolver:
             return
         self._dt = dt
         for g in self.groups:
-            denom = g.inv_a + g.inv_b + 1.0 / (g.stiffness * dt * dt)
-            g.gain[0] = g.inv_a / denom
-            g.gain[1] = -g.inv_b / denom
+            span = dt * g.period
+            _fill_gain(g.gain, g.inv_a, g.inv_b, g.stiffness, span)
+            if g.hard_gain is not None and g.hard_stiffness is not None:
+                _fill_gain(g.hard_gain, g.inv_a, g.inv_b, g.hard_stiffness, span)
         s = self.settings
         free = self.movable
         accel = s.gravity[None, :] * free[:, None] + np.outer(self.inv_mass, s.wind)
@@ -153,8 +267,13 @@ class XpbdSolver:
         dt: float,
         pin_targets: np.ndarray | None,
         colliders: tuple[Collider, ...],
+        index: int = 0,
     ) -> None:
-        """Advance ``pos``/``vel`` (N, 4) by ``dt``; ``pin_targets`` (P, 3) for pinned points."""
+        """Advance ``pos``/``vel`` (N, 4) by ``dt``; ``pin_targets`` (P, 3) for pinned points.
+
+        ``index`` counts the substeps of the frame: constraint sets solved every other substep
+        pick their turn from it.
+        """
         self._prepare(dt)
         if pin_targets is not None and self.pinned_ids.size:
             pos[self.pinned_ids, :3] = pin_targets
@@ -164,7 +283,7 @@ class XpbdSolver:
         vel *= self._keep
         np.multiply(vel, np.float32(dt), out=self._moved)
         pos += self._moved
-        self._solve_springs(as_complex(pos))
+        self._solve_springs(as_complex(pos), index)
         self._solve_tethers(pos)
         if colliders:
             s = self.settings
@@ -172,8 +291,10 @@ class XpbdSolver:
         np.subtract(pos, prev, out=vel)
         vel *= np.float32(1.0 / dt)
 
-    def _solve_springs(self, points: np.ndarray) -> None:
+    def _solve_springs(self, points: np.ndarray, index: int = 0) -> None:
         for g in self.groups:
+            if g.period > 1 and index % g.period != g.phase:
+                continue
             size = g.rest.size
             gathered = np.take(points, g.ends, out=self._gathered[: 2 * size], mode="clip")
             ends = gathered.view(np.float32).reshape(2, size, 4)
@@ -182,9 +303,21 @@ class XpbdSolver:
             length = np.matmul(square, ONES, out=self._lengths[:size])
             np.maximum(length, TINY_LENGTH_SQUARED, out=length)
             np.sqrt(length, out=length)
-            np.divide(g.rest, length, out=length)
-            np.subtract(np.float32(1.0), length, out=length)
-            gain = np.multiply(g.gain, length, out=self._gain[: 2 * size].reshape(2, size))
+            gain = self._gain[: 2 * size].reshape(2, size)
+            if g.mode == Mode.LIMITED_SPRING and g.limit is not None and g.hard_gain is not None:
+                hard = np.greater(length, g.limit, out=self._hard[:size])
+                factor = np.divide(g.limit, length, out=self._factor[:size])
+                np.subtract(np.float32(1.0), factor, out=factor)
+                np.divide(g.rest, length, out=length)
+                np.subtract(np.float32(1.0), length, out=length)
+                np.multiply(g.gain, length, out=gain)
+                np.multiply(g.hard_gain, factor, out=gain, where=hard)
+            else:
+                np.divide(g.rest, length, out=length)
+                np.subtract(np.float32(1.0), length, out=length)
+                if g.mode == Mode.LIMITER:
+                    np.maximum(length, np.float32(0.0), out=length)
+                np.multiply(g.gain, length, out=gain)
             step = self._step[: 8 * size].reshape(2, size, 4)
             for axis in range(3):
                 np.multiply(gain, delta[:, axis], out=step[:, :, axis])
@@ -203,3 +336,33 @@ class XpbdSolver:
                 continue
             scale = t.limits[over] / np.sqrt(dist2[over])
             pos[t.points[over]] = q[over] + p[over] * scale[:, None]
+
+
+def _fill_gain(
+    out: np.ndarray, inv_a: np.ndarray, inv_b: np.ndarray, stiffness: np.ndarray, dt: float
+) -> None:
+    """``out[0] = w_a / denom``, ``out[1] = -w_b / denom`` with XPBD's compliance term."""
+    with np.errstate(divide="ignore"):
+        compliance = np.where(stiffness > 0, 1.0 / (stiffness * dt * dt), np.inf)
+    denom = inv_a + inv_b + compliance
+    out[0] = inv_a / denom
+    out[1] = -inv_b / denom
+
+
+def _limiter_level_count(settings: SimSettings) -> int:
+    """Cloth only: a soft body keeps its shape by the pull back, and must stay cheap."""
+    if settings.kind != "CLOTH" or settings.stiffness <= 0:
+        return 0
+    return int(settings.stretch_limit_levels)
+
+
+def _every_other(groups: list[_Group], phase: int) -> None:
+    """Solve ``groups`` every second substep (with twice the step, so as stiff)."""
+    for g in groups:
+        g.period, g.phase = 2, phase
+
+
+def _pair_scale(model: ClothModel, pairs: np.ndarray) -> np.ndarray:
+    """The mean painted stiffness scale of each pair's two points."""
+    s = model.stiffness_scale
+    return 0.5 * (s[pairs[:, 0]] + s[pairs[:, 1]])
