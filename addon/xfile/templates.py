@@ -25,14 +25,14 @@ CLOSED, OPEN, RESTRICTED = "closed", "open", "restricted"
 MAX_TEMPLATE_DEPTH = 64
 
 
-@dataclass
+@dataclass(slots=True)
 class Member:
     name: str
     type: str  # a primitive (upper case) or a template name
     dims: list[int | str] | None = None  # None: scalar; else literal sizes or member names
 
 
-@dataclass
+@dataclass(slots=True)
 class Template:
     name: str
     guid: UUID | None
@@ -143,7 +143,7 @@ def _parse_restriction(tokens: TokenSource, template: Template) -> None:
 INT, FLOAT, STR, STRUCT = range(4)
 
 
-@dataclass
+@dataclass(slots=True)
 class MemberPlan:
     name: str
     kind: int  # INT, FLOAT, STR or STRUCT
@@ -152,7 +152,7 @@ class MemberPlan:
     sub: Layout | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Layout:
     """A template resolved for reading: member plans, plus shape facts for arrays of it."""
 
