@@ -17,13 +17,6 @@ from .key_sampling import Channels
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
 
-def _pairs(frames: np.ndarray, values: np.ndarray) -> np.ndarray:
-    out = np.empty(2 * len(frames), dtype=np.float32)
-    out[0::2] = frames
-    out[1::2] = values
-    return out
-
-
 def bone_path(bone: str) -> str:
     escaped = bone.replace("\\", "\\\\").replace('"', '\\"')
     return f'pose.bones["{escaped}"].'
@@ -59,7 +52,8 @@ class ActionBuilder:
         Locations with slopes (spline sets: AnimationOptions positionquality 0) become Bezier
         keys with FREE handles that trace the file's spline exactly; everything else is
         linear, rotations and scales following D3DX's slerp and lerp between the keys. Keys,
-        handles and interpolation go in with ``foreach_set``; no ``FCurve.update()`` needed.
+        handles and interpolation go in with ``foreach_set``; no ``FCurve.update()`` needed
+        (see :mod:`.bezier_keys`).
         """
         if not len(channels.frames):
             return
@@ -79,26 +73,25 @@ class ActionBuilder:
             )
         ]
         for prop, values, slopes in curves:
-            mode = _INTERPOLATION["LINEAR" if slopes is None else "BEZIER"]
-            kind = bezier_keys.VECTOR if slopes is None else bezier_keys.FREE
-            settings = {
-                "interpolation": np.full(count, mode, dtype=np.int32),
-                "handle_left_type": np.full(count, kind, dtype=np.int32),
-                "handle_right_type": np.full(count, kind, dtype=np.int32),
-            }
+            spline = slopes is not None
+            interpolation = np.full(
+                count, _INTERPOLATION["BEZIER" if spline else "LINEAR"], np.int32
+            )
+            free = np.full(count, bezier_keys.FREE, dtype=np.int32)
+            co = bezier_keys.interleave(frames, values)  # Keyframe.co is float32
+            left, right = bezier_keys.handles(frames, values, slopes)
             for index in range(values.shape[1]):
                 fcurve = bag.fcurves.new(prefix + prop, index=index)
                 fcurve.group = channel_group  # fcurves.new(group_name=) is 5.0-only
-                slope = None if slopes is None else slopes[:, index]
-                left, right = bezier_keys.handles(frames, values[:, index], slope)
                 points = fcurve.keyframe_points
                 points.add(count)
-                # Keyframe coordinates are float32: no conversion inside foreach_set
-                points.foreach_set("co", _pairs(frames, values[:, index]))
-                points.foreach_set("handle_left", left.astype(np.float32).reshape(-1))
-                points.foreach_set("handle_right", right.astype(np.float32).reshape(-1))
-                for name, setting in settings.items():
-                    points.foreach_set(name, setting)
+                points.foreach_set("co", co[index])
+                points.foreach_set("handle_left", left[index])
+                points.foreach_set("handle_right", right[index])
+                points.foreach_set("interpolation", interpolation)
+                if spline:
+                    points.foreach_set("handle_left_type", free)
+                    points.foreach_set("handle_right_type", free)
                 if cyclic:
                     fcurve.modifiers.new("CYCLES")
 

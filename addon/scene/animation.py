@@ -103,13 +103,20 @@ def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
 
 
 def _sides(conversion: SpaceConversion, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``(2, 4, 4)``: file row local ``M`` -> keyed basis ``left @ C @ M.T @ C^-1 @ right``."""
+    """``(..., 2, 4, 4)``: file row local ``M`` -> keyed basis ``left @ C @ M.T @ C^-1 @ right``."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return np.stack([left @ c, np.linalg.inv(c) @ right])
+    return np.stack([left @ c, np.linalg.inv(c) @ right], axis=-3)
 
 
-def bone_sides(conversion: SpaceConversion, bone: BoneTarget) -> np.ndarray:
-    return _sides(conversion, *basis_sides(bone.rest, bone.bind, bone.parent_bind))
+def bone_sides(conversion: SpaceConversion, bones: list[BoneTarget]) -> dict[str, np.ndarray]:
+    """Sides of every bone, by bone name (one batched inverse, not a few per bone)."""
+    if not bones:
+        return {}
+    stack = [
+        np.stack([getattr(b, part) for b in bones]) for part in ("rest", "bind", "parent_bind")
+    ]
+    sides = _sides(conversion, *basis_sides(*stack))
+    return {b.bone: s for b, s in zip(bones, sides, strict=True)}
 
 
 def object_sides(conversion: SpaceConversion) -> np.ndarray:
@@ -164,7 +171,7 @@ def build_actions(
     fps = _frames_per_second(blender_scene)
     unknown: set[str] = set()
     built: list[tuple[ActionBuilder, list[bpy.types.Object]]] = []
-    bone_sides_of: dict[str, np.ndarray] = {}
+    bone_sides_of = bone_sides(conversion, list(targets.bones.values()))
     plain_sides = object_sides(conversion)
     for number, aset in enumerate(data.animation_sets):
         builder = ActionBuilder(aset.name or f"Animation{number}")
@@ -180,8 +187,6 @@ def build_actions(
             bone = targets.bones.get(name)
             obj = targets.objects.get(name)
             if bone is not None and targets.armature is not None:
-                if bone.bone not in bone_sides_of:
-                    bone_sides_of[bone.bone] = bone_sides(conversion, bone)
                 sides, rest_local = bone_sides_of[bone.bone], bone.rest_local
                 owner, prefix, group = targets.armature, bone_path(bone.bone), bone.bone
             elif obj is not None:

@@ -4,13 +4,14 @@ Blender's Bezier segment between two keys is a cubic in time when the handles si
 third of the span (time runs linearly along the segment); its values at the ends of the
 segment are the keys, its slopes there are the handles' slopes. So:
 
-- a curve with known slopes (a spline, :mod:`.position_spline`) gets FREE handles at one third
+- curves with known slopes (a spline, :mod:`.position_spline`) get FREE handles at one third
   of the neighbouring spans along the slope: Blender then draws exactly that cubic;
-- a linear curve gets VECTOR handles, one third of the way to each neighbour (what Blender
-  would compute for them), so it shows sensibly and turning it to Bezier keeps its shape.
+- linear curves get handles one third of the way to each neighbour (where VECTOR handles
+  would be), so they show sensibly. Their type stays Blender's default (automatic clamped,
+  recomputed on the first edit; linear keys ignore handles): writing types costs two passes.
 
-Writing the handles ourselves (one ``foreach_set`` each) is cheaper than ``FCurve.update()``
-recomputing automatic ones, and FREE handles are never recomputed behind our back.
+``FCurve.update()`` costs about four ``foreach_set`` passes per key; writing the handle
+positions costs two.
 """
 
 from __future__ import annotations
@@ -33,23 +34,34 @@ def spans(frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return before, after
 
 
+def interleave(frames: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """(k,) frames, (k, n) values -> (n, 2k) float32 ``x0, y0, x1, y1, ...`` per channel."""
+    values = np.asarray(values)
+    out = np.empty((values.shape[1], 2 * len(frames)), dtype=np.float32)
+    out[:, 0::2] = np.asarray(frames)[None, :]
+    out[:, 1::2] = values.T
+    return out
+
+
 def handles(
     frames: np.ndarray, values: np.ndarray, slopes: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Left and right handles, (k, 2) each: along ``slopes`` (per frame), else VECTOR-style."""
+    """Left and right handles of every channel as :func:`interleave` arrays.
+
+    ``values`` (k, n); ``slopes`` (k, n) per frame, or None for straight lines between keys.
+    """
     frames = np.asarray(frames, dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     before, after = spans(frames)
     if slopes is None:
-        rise = np.diff(values)
-        rise_before = np.concatenate([[0.0], rise]) if len(values) else rise
-        rise_after = np.concatenate([rise, [0.0]]) if len(values) else rise
-        left_value = values - rise_before / 3.0
-        right_value = values + rise_after / 3.0
+        rise = np.diff(values, axis=0, prepend=values[:1], append=values[-1:])
+        left_value = values - rise[:-1] / 3.0
+        right_value = values + rise[1:] / 3.0
     else:
         slopes = np.asarray(slopes, dtype=np.float64)
-        left_value = values - slopes * before / 3.0
-        right_value = values + slopes * after / 3.0
-    left = np.stack([frames - before / 3.0, left_value], axis=1)
-    right = np.stack([frames + after / 3.0, right_value], axis=1)
-    return left, right
+        left_value = values - slopes * (before / 3.0)[:, None]
+        right_value = values + slopes * (after / 3.0)[:, None]
+    return (
+        interleave(frames - before / 3.0, left_value),
+        interleave(frames + after / 3.0, right_value),
+    )

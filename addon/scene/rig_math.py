@@ -48,37 +48,27 @@ def mat3_to_quat(m: np.ndarray) -> np.ndarray:
     pick = np.argmax(cand, axis=-1)
     s = np.sqrt(np.maximum(1.0 + np.take_along_axis(cand, pick[..., None], -1)[..., 0], 1e-300))
     d = 0.5 / s
-    q = np.empty((*m.shape[:-2], 4))
-    forms = [
-        (
-            0.5 * s,
-            (m[..., 2, 1] - m[..., 1, 2]) * d,
-            (m[..., 0, 2] - m[..., 2, 0]) * d,
-            (m[..., 1, 0] - m[..., 0, 1]) * d,
-        ),
-        (
-            (m[..., 2, 1] - m[..., 1, 2]) * d,
-            0.5 * s,
-            (m[..., 0, 1] + m[..., 1, 0]) * d,
-            (m[..., 0, 2] + m[..., 2, 0]) * d,
-        ),
-        (
-            (m[..., 0, 2] - m[..., 2, 0]) * d,
-            (m[..., 0, 1] + m[..., 1, 0]) * d,
-            0.5 * s,
-            (m[..., 1, 2] + m[..., 2, 1]) * d,
-        ),
-        (
-            (m[..., 1, 0] - m[..., 0, 1]) * d,
-            (m[..., 0, 2] + m[..., 2, 0]) * d,
-            (m[..., 1, 2] + m[..., 2, 1]) * d,
-            0.5 * s,
-        ),
-    ]
-    for k, form in enumerate(forms):
-        sel = pick == k
-        for c in range(4):
-            q[..., c] = np.where(sel, form[c], q[..., c] if k else 0.0)
+    half = 0.5 * s
+    zy, xz, yx = (
+        m[..., 2, 1] - m[..., 1, 2],
+        m[..., 0, 2] - m[..., 2, 0],
+        m[..., 1, 0] - m[..., 0, 1],
+    )
+    xy, xz2, yz = (
+        m[..., 0, 1] + m[..., 1, 0],
+        m[..., 0, 2] + m[..., 2, 0],
+        m[..., 1, 2] + m[..., 2, 1],
+    )
+    forms = np.stack(
+        [
+            np.stack([half, zy * d, xz * d, yx * d], axis=-1),
+            np.stack([zy * d, half, xy * d, xz2 * d], axis=-1),
+            np.stack([xz * d, xy * d, half, yz * d], axis=-1),
+            np.stack([yx * d, xz2 * d, yz * d, half], axis=-1),
+        ],
+        axis=-2,
+    )  # (..., form, 4): each matrix takes the form of its largest denominator
+    q = np.take_along_axis(forms, pick[..., None, None], axis=-2)[..., 0, :]
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
     return np.where(q[..., :1] < 0.0, -q, q)
 
@@ -121,15 +111,40 @@ def make_continuous(q: np.ndarray) -> np.ndarray:
     return q * sign[:, None]
 
 
+def det3(m3: np.ndarray) -> np.ndarray:
+    """Determinants of (..., 3, 3) matrices, written out (no LAPACK call per stack)."""
+    m = np.asarray(m3, dtype=np.float64)
+    return (
+        m[..., 0, 0] * (m[..., 1, 1] * m[..., 2, 2] - m[..., 1, 2] * m[..., 2, 1])
+        - m[..., 0, 1] * (m[..., 1, 0] * m[..., 2, 2] - m[..., 1, 2] * m[..., 2, 0])
+        + m[..., 0, 2] * (m[..., 1, 0] * m[..., 2, 1] - m[..., 1, 1] * m[..., 2, 0])
+    )
+
+
+#: matrices whose columns are orthonormal within this are rotations already (no SVD)
+ORTHONORMAL_TOLERANCE = 1e-10
+
+
 def closest_rotation(m3: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) -> the nearest proper rotation (polar decomposition through SVD)."""
-    u, _, vt = np.linalg.svd(np.asarray(m3, dtype=np.float64))
-    r = u @ vt
-    flip = np.linalg.det(r) < 0.0
+    """(..., 3, 3) -> the nearest proper rotation (polar decomposition through SVD).
+
+    Matrices that already are proper rotations (what scale-free key transforms give) are
+    returned as they are; only the others pay for the SVD.
+    """
+    m3 = np.asarray(m3, dtype=np.float64)
+    gram = np.swapaxes(m3, -1, -2) @ m3
+    off = np.max(np.abs(gram - np.eye(3)), axis=(-1, -2))
+    bad = (off > ORTHONORMAL_TOLERANCE) | (det3(m3) <= 0.0)
+    if not np.any(bad):
+        return m3.copy()
+    r = m3.copy()
+    u, _, vt = np.linalg.svd(m3[bad])
+    fixed = u @ vt
+    flip = det3(fixed) < 0.0
     if np.any(flip):
-        u = np.array(u, copy=True)
         u[flip, :, 2] *= -1.0
-        r = u @ vt
+        fixed = u @ vt
+    r[bad] = fixed
     return r
 
 
@@ -143,7 +158,7 @@ def decompose(m4: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     loc = m4[..., :3, 3].copy()
     m3 = m4[..., :3, :3]
     scale = np.linalg.norm(m3, axis=-2)
-    sign = np.where(np.linalg.det(m3) < 0.0, -1.0, 1.0)
+    sign = np.where(det3(m3) < 0.0, -1.0, 1.0)
     scale = scale * sign[..., None]
     safe = np.where(np.abs(scale) > 1e-12, scale, 1.0)
     rot = closest_rotation(m3 / safe[..., None, :])

@@ -17,7 +17,7 @@ import numpy as np
 from ..xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
-from .skin_weights import SkinPlan, plan_skin
+from .skin_weights import SkinPlan, plan_skin, weight_batches
 
 
 def is_skinned(mesh: MeshData) -> bool:
@@ -25,15 +25,11 @@ def is_skinned(mesh: MeshData) -> bool:
 
 
 def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, str]) -> None:
-    """One vertex group per file SkinWeights frame; one ``add`` call per distinct weight."""
+    """One vertex group per file SkinWeights frame, filled by :func:`weight_batches`."""
     for group in skin.groups:
         vg = obj.vertex_groups.new(name=names.get(group.frame_name, group.frame_name))
-        values, inverse = np.unique(group.weights, return_inverse=True)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
-        indices = group.indices[order].tolist()
-        for k, value in enumerate(values.tolist()):
-            vg.add(indices[bounds[k] : bounds[k + 1]], value, "REPLACE")
+        for indices, value, mode in weight_batches(group.indices, group.weights):
+            vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
 
 
 def skin_object(

@@ -12,6 +12,7 @@ import pytest
 
 from addon.scene import key_sampling as ks
 from addon.scene import rig_math as rm
+from addon.scene import skin_weights as ssw
 from addon.scene.convert import Conversion
 from addon.scene.skeleton import plan_skeleton
 from addon.scene.skin_weights import plan_skin
@@ -181,3 +182,31 @@ def test_skin_plan_merges_drops_and_normalises():
     assert "2 vertices' skin weights did not sum to 1" in text
     assert "header allows 1 weights per vertex" in text.replace("XSkinMeshHeader", "header")
     assert "says 3 bones, the mesh has 3" not in text
+
+
+def test_closest_rotation_skips_rotations_and_fixes_shear_and_mirrors():
+    c, s = math.cos(0.3), math.sin(0.3)
+    rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+    assert np.array_equal(rm.closest_rotation(rot), rot)
+    # a shear: polar factor of [[1, k], [0, 1]] is the rotation by atan(k / 2)
+    k = 0.5
+    sheared = np.array([[1, k, 0], [0, 1, 0], [0, 0, 1.0]])
+    a = math.atan(k / 2)
+    want = np.array([[math.cos(a), math.sin(a), 0], [-math.sin(a), math.cos(a), 0], [0, 0, 1]])
+    stack = rm.closest_rotation(np.stack([rot, sheared, np.diag([1.0, 1.0, -1.0])]))
+    assert np.allclose(stack[0], rot) and np.allclose(stack[1], want, atol=1e-12)
+    # a mirror has no unique nearest rotation: any proper one will do
+    assert np.allclose(stack[2].T @ stack[2], np.eye(3), atol=1e-12)
+    assert rm.det3(stack).tolist() == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_weight_batches_store_the_float32_weights_one_call_per_value():
+    rng = np.random.default_rng(3)
+    weights = rng.choice([0.25, 0.5, 1.0, 0.1, 0.1 + 1e-12], 300)  # the last two: one float32
+    indices = rng.permutation(300)
+    batches = ssw.weight_batches(indices, weights)
+    assert len(batches) == 4 and all(mode == "REPLACE" for _, _, mode in batches)
+    got = np.zeros(300, np.float32)
+    for idx, value, _ in batches:
+        got[idx] = value
+    assert np.array_equal(got[indices], weights.astype(np.float32))
