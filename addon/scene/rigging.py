@@ -1,6 +1,7 @@
 """Build steps of the import: the armature and skins (order 100), then animation (300).
 
-Options come from ``ImportOptions.extra``:
+Options come from ``ImportOptions.extra`` (the import operator's Armature and Animation
+panels fill them):
 
 - ``extra["armature"]["every_frame"]`` (bool, default False): every frame becomes a bone,
   not only the skinning ones, the animated ones in their trees and their ancestors;
