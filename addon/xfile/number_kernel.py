@@ -141,13 +141,22 @@ def _lone_point(w: np.ndarray, mark: np.ndarray) -> np.ndarray:
     return marked == mark * _U(0x1E)
 
 
-def _short(words: np.ndarray, ends: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Tokens of 1 to 8 bytes after the sign, from one word: mantissa, places, point, fast."""
+def _short(
+    words: np.ndarray, ends: np.ndarray, length: np.ndarray, points: bool
+) -> tuple[np.ndarray, ...]:
+    """Tokens of 1 to 8 bytes after the sign, from one word: mantissa, places, point, fast.
+
+    Without ``points`` (no '.' in the chunk: face indices, counts) the point work is skipped.
+    """
     w = words[ends - 8]
     shift = (8 - length) * 8  # 64 clears the word (empty token); longer tokens: see _long
     w ^= _ASCII_ZEROS
     w &= _ALL << shift.astype(_U)
     flags = _digit_flags(w)
+    if not points:
+        fast = flags == 0
+        fast &= length > 0
+        return _swar8(w), np.zeros(len(w), dtype=_U), np.zeros(len(w), dtype=bool), fast
     single = flags - _U(1)
     single &= flags
     fast = single == 0
@@ -198,14 +207,19 @@ def _long(words: np.ndarray, ends: np.ndarray, length: np.ndarray) -> tuple[np.n
     return mantissa, mark_lo, point, fast
 
 
-def decimals(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Decimals:
-    """The plain decimals ``buf[starts[i]:ends[i]]`` (each at least 16 bytes into ``buf``)."""
+def decimals(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, points: bool = True
+) -> Decimals:
+    """The plain decimals ``buf[starts[i]:ends[i]]`` (each at least 16 bytes into ``buf``).
+
+    ``points=False`` promises that no token holds a '.' (one may then be taken for a digit).
+    """
     words = byte_words(buf)
     first = buf[starts]
     negative = first == 45
     length = ends - starts
     length -= negative | (first == 43)  # without the sign
-    mantissa, places, point, fast = _short(words, ends, length)
+    mantissa, places, point, fast = _short(words, ends, length, points)
     longer = np.flatnonzero(length > 8)
     if longer.size:
         parts = _long(words, ends[longer], length[longer])
@@ -230,10 +244,14 @@ def convert(buf: np.ndarray) -> ChunkTokens:
     edges += 1
     starts = edges[0::2]
     ends = edges[1::2]
-    d = decimals(buf, starts, ends)
+    points = bool((buf == 46).any())
+    d = decimals(buf, starts, ends, points)
     values = d.mantissa.astype(np.float64)
-    d.places |= d.negative.astype(_U) << _U(8)
-    values /= _SCALES[d.places]
+    if points:
+        d.places |= d.negative.astype(_U) << _U(8)
+        values /= _SCALES[d.places.view(np.int64)]  # int64 indices: no conversion pass
+    else:
+        np.negative(values, out=values, where=d.negative)  # "-0" gives -0.0, like float()
     fast = d.fast
     if not fast.all():
         _exponents(buf, starts, ends, values, fast)

@@ -444,3 +444,13 @@ def test_reader_takes_exponents_and_rounded_msvc_spellings() -> None:
     got = mesh["vertices"].ravel().tolist()
     want = [1.5e-05, -2500.0, math.inf, -math.inf, math.nan, 7.0, 1e-300, math.nan, math.nan]
     assert bits(got) == bits(want)
+
+
+def test_chunks_without_a_point_take_the_integer_path() -> None:
+    """No '.' in the chunk: signs, -0, long integers and bad tokens still decided right."""
+    good = [b"-0", b"+7", b"4", b"-12345678", b"123456789012345", b"0000000001", b"1e5"]
+    bad = [b"-", b"0-1", b"1+", b"--2", b"1234567890123456"]  # the last is slow, not bad
+    text = b" ".join(good + bad)
+    tokens = number_kernel.convert(number_kernel.work_buffer(text, 0, len(text)))
+    assert tokens.fast.tolist() == [True] * len(good) + [False] * len(bad)
+    assert bits(tokens.values[: len(good)]) == bits([float(t) for t in good])
