@@ -24,6 +24,7 @@ BENCH_ARGS ?=
 BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py))
 
 .PHONY: help env env-lts lint format format-check mypy pytest test test-lts demo bench fuzz extension \
+	fuzz-smoke fuzz-atheris fuzz-import \
 	clean distclean
 
 help:
@@ -33,7 +34,8 @@ help:
 	@echo "make format     apply ruff's formatting and safe fixes (format-check: report only)"
 	@echo "make extension  build the installable extension zip into build/"
 	@echo "make bench      generate the benchmark inputs and run the benchmarks"
-	@echo "make fuzz       fuzz the reader (needs atheris)"
+	@echo "make fuzz       fuzz the reader: 100k mutated files, figures in out/fuzz.json"
+	@echo "                (fuzz-smoke: the short run in make test; fuzz-atheris; fuzz-import)"
 	@echo "make clean      remove caches and build output; distclean also the environments"
 	@echo "PYTEST_ARGS='-k name -x' narrows a test run."
 
@@ -130,10 +132,25 @@ bench: $(STAMP)
 	@if [ -f tests/bench/run.py ]; then $(PY) tests/bench/run.py; \
 	else echo "no benchmark runner yet (tests/bench/run.py); inputs are in tests/bench/data/"; fi
 
+# fuzz: the measured reader campaign (one process, bounded; report in out/fuzz.json, new bad
+# inputs in out/fuzz-crashers/); fuzz-smoke: the seconds-long run `make test` includes;
+# fuzz-atheris: coverage-guided (optional atheris); fuzz-import: mutated files through bpy.
+FUZZ_INPUTS ?= 100000
+FUZZ_SECONDS ?= 3600
 fuzz: $(STAMP)
+	$(PY) -m tests.fuzz.campaign --inputs $(FUZZ_INPUTS) --seconds $(FUZZ_SECONDS) \
+	  --crashers out/fuzz-crashers --report out/fuzz.json
+
+fuzz-smoke: $(STAMP)
+	@$(MAKE) --no-print-directory pytest PYTEST_ARGS="tests/fuzz -q $(PYTEST_ARGS)"
+
+fuzz-atheris: $(STAMP)
 	@if ! $(PY) -c 'import atheris' 2>/dev/null; then echo "atheris is not installed" >&2; exit 1; fi
-	@if [ -f tests/fuzz/fuzz_read.py ]; then $(PY) tests/fuzz/fuzz_read.py -max_total_time=60; \
-	else echo "no fuzz target yet (tests/fuzz/fuzz_read.py)"; fi
+	@mkdir -p out/atheris && cd out/atheris && ../../$(PY) ../../tests/fuzz/fuzz_read.py \
+	  -max_total_time=$(FUZZ_SECONDS)
+
+fuzz-import: $(STAMP)
+	$(PY) -m tests.fuzz.import_campaign --inputs 1000 --report out/fuzz-import.json
 
 clean:
 	rm -rf build out .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -97,7 +97,16 @@ def basis_sides(
     rest: np.ndarray, bind: np.ndarray, parent_bind: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(left, right)`` with ``matrix_basis = left @ local @ right`` (see :func:`bone_basis`)."""
-    return np.linalg.inv(rest) @ parent_bind, np.linalg.inv(bind) @ rest
+    return _inverse(rest) @ parent_bind, _inverse(bind) @ rest
+
+
+def _inverse(m: np.ndarray) -> np.ndarray:
+    """The inverse; for a singular matrix (a broken file's zero frame matrix) the
+    pseudo-inverse, so the import goes on instead of failing in numpy."""
+    try:
+        return np.linalg.inv(m)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(m)
 
 
 def bone_basis(

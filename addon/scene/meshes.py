@@ -284,7 +284,10 @@ def _set_duplication_indices(mesh: bpy.types.Mesh, data: MeshData) -> None:
     if data.source is None:
         return
     for child in data.source.objects("VertexDuplicationIndices"):
-        values = np.asarray(child.get("indices", []), dtype=np.int64).ravel()
+        try:  # a file-declared template may make these records (dicts): not usable
+            values = np.asarray(child.get("indices", []), dtype=np.int64).ravel()
+        except (TypeError, ValueError, OverflowError):
+            return
         if len(values) == len(mesh.vertices):
             _set_attr(
                 mesh, "xof_duplication_index", "INT", "POINT", "value", values.astype(np.int32)

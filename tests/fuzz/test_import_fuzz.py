@@ -1,0 +1,73 @@
+"""Hostile files through ``bpy.ops.import_scene.x``: a scene or a clean error, never an
+importer exception, and a failed import leaves every ``bpy.data`` collection as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from .import_campaign import campaign, enable_addon, import_one  # noqa: E402
+
+pytestmark = pytest.mark.blender
+
+CRASHERS = sorted((Path(__file__).parent / "crashers").glob("import-*.x"))
+
+SINGULAR_FRAME = b"""xof 0303txt 0032
+Frame Root {
+ FrameTransformMatrix { 0,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,0;; }
+ Frame Bone { FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,1,0,1;; } }
+ Mesh Tri {
+  3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;
+  XSkinMeshHeader { 1; 1; 2; }
+  SkinWeights { "Bone"; 3; 0,1,2; 1,1,1; 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,-1,0,1;; }
+ }
+}
+"""
+
+DUPLICATION_RECORDS = b"""xof 0303txt 0032
+template IndexPair { DWORD a; STRING s; }
+template VertexDuplicationIndices { <B8D65549-D7C9-4995-89CF-53A9A8B031E3>
+ DWORD nIndices; DWORD nOriginalVertices; array IndexPair indices[nIndices]; }
+Mesh Tri {
+ 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;
+ VertexDuplicationIndices { 3; 3; 0;"a";, 1;"b";, 2;"c";; }
+}
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def enabled():
+    import addon_utils
+
+    enable_addon()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    yield
+    addon_utils.disable("xof", default_set=True)
+
+
+def test_singular_frame_matrix_of_a_bone_does_not_break_the_import(tmp_path: Path) -> None:
+    """LinAlgError from armature.basis_sides: a bone whose bind (frame chain) is singular."""
+    status, detail = import_one(bpy, SINGULAR_FRAME, tmp_path / "singular.x")
+    assert status in ("ok", "error"), detail
+
+
+def test_duplication_indices_of_a_declared_record_template_are_skipped(tmp_path: Path) -> None:
+    """TypeError from meshes._set_duplication_indices: indices as a list of dicts."""
+    status, detail = import_one(bpy, DUPLICATION_RECORDS, tmp_path / "dup.x")
+    assert status == "ok", detail
+    assert "Tri" in bpy.data.meshes or len(bpy.data.meshes) == 0  # read_homefile after ok
+
+
+@pytest.mark.parametrize("path", CRASHERS, ids=lambda p: p.name)
+def test_import_crasher_imports_or_fails_cleanly(path: Path, tmp_path: Path) -> None:
+    status, detail = import_one(bpy, path.read_bytes(), tmp_path / "input.x")
+    assert status in ("ok", "error"), detail
+
+
+def test_import_fuzz_smoke() -> None:
+    result = campaign(inputs=60, seconds=20.0, rng_seed=11, folder=None)
+    assert result["inputs"] >= 20
+    assert set(result["outcomes"]) <= {"ok", "error"}, result["bad"]
