@@ -29,6 +29,7 @@ import numpy as np
 from .number_kernel import PAD, convert, work_buffer
 
 SEPARATORS = b" \t\n\r\v\f,;"
+_SEPARATOR_BYTES = [bytes([c]) for c in SEPARATORS]  # rfind needs bytes on an mmap
 NUMBER_BYTES = b"0123456789+-.eE"
 # Largest stretch converted per vectorised step. Small enough that the temporaries stay in
 # cache and in malloc's reused heap: 1 MiB steps measured 3x slower than 256 KiB ones.
@@ -185,9 +186,9 @@ def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
     if limit >= n:
         return n
     near = max(pos, limit - 256)  # a separator is almost always close: no scan of the stretch
-    cut = max(data.rfind(c, near, limit) for c in SEPARATORS)
+    cut = max(data.rfind(c, near, limit) for c in _SEPARATOR_BYTES)
     if cut < near and near > pos:
-        cut = max(data.rfind(c, pos, near) for c in SEPARATORS)
+        cut = max(data.rfind(c, pos, near) for c in _SEPARATOR_BYTES)
     if cut >= pos:
         return cut + 1
     m = _SEPARATOR.search(data, limit)  # one token longer than the stretch: take it whole
