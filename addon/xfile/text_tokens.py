@@ -24,6 +24,7 @@ _VALUE_TOKEN = re.compile(rb"[^\s,;]+")
 _NUMBER_START = frozenset(b"0123456789+-.")
 _DIGITS = frozenset(b"0123456789")
 _PUNCT = {ord(c): c for c in "{}[]()<>,;."}
+_COUNT_STEP = 1 << 16
 
 
 def decode_text(raw: bytes) -> str:
@@ -107,7 +108,13 @@ class TextTokens(TokenSource):
         last_off, last_line = self._line_cache
         if offset < last_off:
             last_off, last_line = 0, 1
-        line = last_line + self.data.count(self._newline, last_off, offset)
+        data = self.data
+        if isinstance(data, bytes):
+            line = last_line + data.count(self._newline, last_off, offset)
+        else:  # a memory-mapped file has no count(): small slices (no big temporary copy)
+            line = last_line
+            for a in range(last_off, offset, _COUNT_STEP):
+                line += data[a : min(a + _COUNT_STEP, offset)].count(self._newline)
         self._line_cache = (offset, line)
         return line
 
