@@ -93,7 +93,7 @@ def key_plan(curves: list[bpy.types.FCurve]) -> KeyPlan:
 
     As stored when they are what the importer makes: every curve keyed at the same frames,
     rotation and scale linear, locations all linear (positionquality linear) or all Bezier
-    with automatic clamped handles (spline: the importer rebuilds the same handles).
+    with free handles (spline: the importer traces the file's Hermite curve that way).
     Anything else is sampled at every frame of the keyed range as well, written linear.
     """
     frames = [_frames_of(fc) for fc in curves]
@@ -106,8 +106,8 @@ def key_plan(curves: list[bpy.types.FCurve]) -> KeyPlan:
     loc_linear = all(_all(fc, "interpolation", "LINEAR") for fc in locations)
     loc_spline = bool(locations) and all(
         _all(fc, "interpolation", "BEZIER")
-        and _all(fc, "handle_left_type", "AUTO_CLAMPED")
-        and _all(fc, "handle_right_type", "AUTO_CLAMPED")
+        and _all(fc, "handle_left_type", "FREE")
+        and _all(fc, "handle_right_type", "FREE")
         for fc in locations
     )
     if others_linear and loc_linear:
@@ -156,12 +156,12 @@ def _static(target: object) -> dict[str, np.ndarray]:
 
 
 def _keys(locals_file: np.ndarray, frames: np.ndarray, fps: float, tps: int,
-          as_stored: bool) -> list[XObject]:  # fmt: skip
+          plan: KeyPlan) -> list[XObject]:  # fmt: skip
     """Rotation, scale and position keys; the importer's extra samples and the repeats of a
     constant part left out (a constant part is one key, unless every part is constant)."""
     pos, quat, scale = row_decompose(locals_file)
-    if as_stored:
-        kept = file_keys(frames, pos, quat, scale)
+    if plan.as_stored:
+        kept = file_keys(frames, pos, quat, scale, spline=not plan.linear)
         frames, pos, quat, scale = frames[kept], pos[kept], quat[kept], scale[kept]
     ticks = _ticks(frames, fps, tps)
     parts = [(0, quat), (1, scale), (2, pos)]
@@ -205,7 +205,7 @@ def armature_animations(
         bind = bind_of(bone)
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
         local_b = np.linalg.inv(parent_bind) @ rest @ basis @ np.linalg.inv(rest) @ bind
-        keys = _keys(space.matrices(local_b), frames, fps, tps, plan.as_stored)
+        keys = _keys(space.matrices(local_b), frames, fps, tps, plan)
         out.append(xo.animation(bone_names[name], keys, plan.cyclic, plan.linear))
     return out
 
@@ -223,5 +223,5 @@ def object_animation(
         return None
     basis = _evaluate(channels, frames, _static(obj), obj.rotation_mode)
     local_b = read_matrix(obj.matrix_parent_inverse) @ basis
-    keys = _keys(space.matrices(local_b), frames, fps, tps, plan.as_stored)
+    keys = _keys(space.matrices(local_b), frames, fps, tps, plan)
     return xo.animation(frame_name, keys, plan.cyclic, plan.linear)

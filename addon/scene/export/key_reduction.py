@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..key_sampling import DEFAULT_MAX_STEP
+from ..key_sampling import DEFAULT_MAX_STEP, KeyParts, refine_times, sample_parts
 from ..rig_math import quat_angle, slerp
 
 #: how far a kept value may sit from the path (file units, radians) and a time from even spacing
@@ -23,7 +23,7 @@ TIME_TOLERANCE = 1e-3  # in the caller's time unit (scene frames)
 
 def _span_regenerated(
     times: np.ndarray, pos: np.ndarray, quat: np.ndarray, scale: np.ndarray,
-    i: int, j: int, max_step: float, pos_tol: float,
+    i: int, j: int, max_step: float, pos_tol: float, spline: bool,
 ) -> bool:  # fmt: skip
     """Would the importer, given keys ``i`` and ``j`` only, put back every key between them?"""
     n = j - i
@@ -39,7 +39,10 @@ def _span_regenerated(
     q = slerp(np.repeat(quat[i][None], n - 1, 0), np.repeat(quat[j][None], n - 1, 0), t)
     if np.any(quat_angle(q, quat[i + 1 : j]) > ANGLE_TOLERANCE):
         return False
-    for values, tol in ((pos, pos_tol), (scale, POSITION_TOLERANCE)):
+    lines = [(scale, POSITION_TOLERANCE)]
+    if not spline:  # spline positions are checked on the whole curve (file_keys)
+        lines.append((pos, pos_tol))
+    for values, tol in lines:
         line = values[i] + t[:, None] * (values[j] - values[i])
         if np.any(np.abs(line - values[i + 1 : j]) > tol):
             return False
@@ -52,11 +55,15 @@ def file_keys(
     quat: np.ndarray,
     scale: np.ndarray,
     max_step: float = DEFAULT_MAX_STEP,
+    spline: bool = False,
 ) -> np.ndarray:
     """Indices of the keys to write (first and last always); the rest the importer restores.
 
-    ``times`` ascending; ``pos``/``quat``/``scale`` the file-space parts at those times.
-    Greedy from the left: each span is stretched while the importer would still refill it.
+    ``times`` ascending; ``pos``/``quat``/``scale`` the file-space parts at those times;
+    ``spline``: positions follow the importer's Hermite curve (positionquality spline).
+    Greedy from the left, each span stretched while the importer would still refill it; then
+    the importer's own sampling is run on the kept keys and must give back every key, or all
+    keys are kept.
     """
     k = len(times)
     if k < 3:
@@ -68,11 +75,36 @@ def file_keys(
     i = 0
     while i < k - 1:
         j = i + 1
-        while j + 1 < k and _span_regenerated(times, pos, quat, scale, i, j + 1, max_step, pos_tol):
+        while j + 1 < k and _span_regenerated(
+            times, pos, quat, scale, i, j + 1, max_step, pos_tol, spline
+        ):
             j += 1
         kept.append(j)
         i = j
-    return np.asarray(kept, dtype=np.int64)
+    out = np.asarray(kept, dtype=np.int64)
+    if len(out) < k and not _importer_restores(times, pos, quat, scale, out, max_step, spline,
+                                               pos_tol):  # fmt: skip
+        return np.arange(k)
+    return out
+
+
+def _importer_restores(
+    times: np.ndarray, pos: np.ndarray, quat: np.ndarray, scale: np.ndarray,
+    kept: np.ndarray, max_step: float, spline: bool, pos_tol: float,
+) -> bool:  # fmt: skip
+    """Does the importer, reading only the ``kept`` keys, key exactly ``times`` with these
+    values? (Its own refine_times and sample_parts decide.)"""
+    t = times[kept]
+    parts = KeyParts(pos=(t, pos[kept]), rot=(t, quat[kept]), scale=(t, scale[kept]))
+    at = refine_times(parts, max_step)
+    if len(at) != len(times) or np.any(np.abs(at - times) > TIME_TOLERANCE):
+        return False
+    got = sample_parts(parts, np.eye(4), at, spline)
+    return bool(
+        np.all(np.abs(got.pos - pos) <= pos_tol)
+        and np.all(quat_angle(got.rot, quat) <= ANGLE_TOLERANCE)
+        and np.all(np.abs(got.scale - scale) <= POSITION_TOLERANCE)
+    )
 
 
 def is_constant(values: np.ndarray, tol: float = POSITION_TOLERANCE) -> bool:

@@ -24,7 +24,8 @@ class MeshArrays:
     positions: np.ndarray  # (n, 3) Blender object space
     sizes: np.ndarray  # (f,) corners per polygon
     corner_verts: np.ndarray  # (loops,)
-    corner_normals: np.ndarray | None  # (loops, 3)
+    normals: np.ndarray | None = None  # (n, 3), (f, 3) or (loops, 3) by ``normals_domain``
+    normals_domain: str = "CORNER"  # POINT (smooth), FACE (flat) or CORNER (split)
     uv_layers: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (loops, 2) each
     colors: np.ndarray | None = None  # (n, 4) per vertex or (loops, 4) per corner
     colors_per_corner: bool = False
@@ -32,17 +33,47 @@ class MeshArrays:
     loose_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
+def _attribute(mesh: bpy.types.Mesh, name: str, prop: str, count: int, dtype: type) -> np.ndarray:
+    """A generic attribute's values: the fast bulk path (no per-element RNA structs)."""
+    return _get(mesh.attributes[name].data, prop, count, 1, dtype)
+
+
+def _has(mesh: bpy.types.Mesh, name: str, domain: str) -> bool:
+    attr = mesh.attributes.get(name)
+    return attr is not None and attr.domain == domain
+
+
+def _normals(mesh: bpy.types.Mesh, n: int, f: int, loops: int) -> tuple[np.ndarray, str]:
+    """Normals on the coarsest domain that holds them: per vertex when every corner of a vertex
+    agrees (smooth, or custom normals per vertex), per face when flat, else per corner."""
+    domain = getattr(mesh, "normals_domain", "CORNER")
+    if domain == "POINT":
+        return _get(mesh.vertex_normals, "vector", n, 3, np.float32), "POINT"
+    if domain == "FACE":
+        return _get(mesh.polygon_normals, "vector", f, 3, np.float32), "FACE"
+    return _get(mesh.corner_normals, "vector", loops, 3, np.float32), "CORNER"
+
+
 def read_mesh(
     mesh: bpy.types.Mesh, want_normals: bool, want_uvs: bool, want_colors: bool
 ) -> MeshArrays:
+    """Everything the writer needs, read in bulk (generic attributes where Blender has them:
+    ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, ~20x slower)."""
     n, f, loops = len(mesh.vertices), len(mesh.polygons), len(mesh.loops)
-    positions = _get(mesh.vertices, "co", n, 3, np.float32).astype(np.float64)
-    sizes = _get(mesh.polygons, "loop_total", f, 1, np.int32).astype(np.int64)
-    corner_verts = _get(mesh.loops, "vertex_index", loops, 1, np.int32).astype(np.int64)
-    normals = None
+    if _has(mesh, "position", "POINT"):
+        positions = _get(mesh.attributes["position"].data, "vector", n, 3, np.float32)
+    else:  # pragma: no cover - every mesh of 4.x/5.x has it
+        positions = _get(mesh.vertices, "co", n, 3, np.float32)
+    starts = _get(mesh.polygons, "loop_start", f, 1, np.int32).astype(np.int64)
+    sizes = np.diff(np.append(starts, loops)) if f else np.zeros(0, dtype=np.int64)
+    if _has(mesh, ".corner_vert", "CORNER"):
+        corner_verts = _attribute(mesh, ".corner_vert", "value", loops, np.int32)
+    else:  # pragma: no cover
+        corner_verts = _get(mesh.loops, "vertex_index", loops, 1, np.int32)
+    out = MeshArrays(positions.astype(np.float64), sizes, corner_verts.astype(np.int64))
     if want_normals and loops:
-        normals = _get(mesh.corner_normals, "vector", loops, 3, np.float32).astype(np.float64)
-    out = MeshArrays(positions, sizes, corner_verts, normals)
+        normals, out.normals_domain = _normals(mesh, n, f, loops)
+        out.normals = normals.astype(np.float64)
     if want_uvs:
         for layer in mesh.uv_layers:
             uv = _get(layer.uv, "vector", loops, 2, np.float32).astype(np.float64)
@@ -54,13 +85,17 @@ def read_mesh(
             out.colors = _get(attr.data, "color_srgb", count, 4, np.float32).astype(np.float64)
             out.colors_per_corner = attr.domain == "CORNER"
     if f:
-        out.material_indices = _get(mesh.polygons, "material_index", f, 1, np.int32).astype(
-            np.int64
-        )
+        if _has(mesh, "material_index", "FACE"):
+            out.material_indices = _attribute(mesh, "material_index", "value", f, np.int32)
+        else:  # every face uses slot 0
+            out.material_indices = np.zeros(f, dtype=np.int64)
     edge_count = len(mesh.edges)
     if edge_count:
         used = np.zeros(edge_count, dtype=bool)
-        used[_get(mesh.loops, "edge_index", loops, 1, np.int32)] = True
+        if _has(mesh, ".corner_edge", "CORNER"):
+            used[_attribute(mesh, ".corner_edge", "value", loops, np.int32)] = True
+        else:  # pragma: no cover
+            used[_get(mesh.loops, "edge_index", loops, 1, np.int32)] = True
         out.loose_edges = np.flatnonzero(~used)
     return out
 

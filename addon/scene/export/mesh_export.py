@@ -28,13 +28,21 @@ class MeshExport:
     warnings: list[str] = field(default_factory=list)
 
 
-def _normals(arrays: MeshArrays, space: FileSpace, vmap: VertexMap, order: np.ndarray) -> XObject:
-    """Per file vertex when every corner of a vertex agrees (smooth), else per corner."""
-    assert arrays.corner_normals is not None
-    corner = space.directions(arrays.corner_normals)
-    if not vmap.split and np.array_equal(per_file_vertex(corner, vmap)[vmap.loop_vertex], corner):
-        return xo.mesh_normals(per_file_vertex(corner, vmap), arrays.sizes, vmap.loop_vertex[order])
-    return xo.mesh_normals(corner[order], arrays.sizes, np.arange(len(order), dtype=np.int64))
+def _normals(
+    arrays: MeshArrays, space: FileSpace, vmap: VertexMap, order: np.ndarray,
+    file_corners: np.ndarray,
+) -> XObject:  # fmt: skip
+    """MeshNormals on the domain Blender holds them: one per file vertex (indexed like the
+    faces), one per face, or one per corner."""
+    assert arrays.normals is not None
+    normals = space.directions(arrays.normals)
+    sizes = arrays.sizes
+    if arrays.normals_domain == "POINT":
+        return xo.mesh_normals(normals[vmap.source], sizes, file_corners)
+    if arrays.normals_domain == "FACE":
+        per_corner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+        return xo.mesh_normals(normals, sizes, per_corner)
+    return xo.mesh_normals(normals[order], sizes, np.arange(len(order), dtype=np.int64))
 
 
 def build_mesh_object(
@@ -55,8 +63,8 @@ def build_mesh_object(
     positions = space.positions(arrays.positions[vmap.source])
     mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
     children = mesh.children
-    if arrays.corner_normals is not None and len(order):
-        children.append(_normals(arrays, space, vmap, order))
+    if arrays.normals is not None and len(order):
+        children.append(_normals(arrays, space, vmap, order, file_corners))
     for _, uv in arrays.uv_layers:
         children.append(xo.texture_coords(space.uvs(per_file_vertex(uv, vmap))))
     if arrays.colors is not None:

@@ -18,6 +18,8 @@ def record_items(value: Any, sub: Layout) -> list[dict[str, Any]] | None:
         return None
     if not isinstance(value, (np.ndarray, Ragged)):
         return None
+    if isinstance(value, Ragged) and sub.ragged_int:
+        return None  # all integers (MeshFace): the encoders write the flat values as they are
     from ..records import record_dicts  # the reader's own inverse of its compact form
 
     return record_dicts(value, sub)

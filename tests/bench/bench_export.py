@@ -1,0 +1,95 @@
+"""Export speed: the 1M-vertex grid written as text, binary and compressed .X against Blender's
+own C++ OBJ exporter on the same mesh, side by side in one process, medians of several runs.
+
+    .venv/bin/python tests/bench/make_grid.py        # once: tests/bench/data/grid_1000.*
+    .venv/bin/python tests/bench/bench_export.py --runs 5
+
+The grid is imported once (from its binary .X); each round then runs every exporter once, in
+turn, so machine load falls on all of them alike. Both sides write normals and UVs.
+Targets (issue 8): text <= 1.5x and binary <= 0.5x the OBJ exporter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _package() -> None:
+    """Make the repository importable as ``xof`` (what Blender calls the extension here)."""
+    link_dir = Path(tempfile.mkdtemp(prefix="xof-bench-"))
+    (link_dir / "xof").symlink_to(ROOT, target_is_directory=True)
+    sys.path.insert(0, str(link_dir))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1000, help="grid size (make_grid.py --n)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None, help="folder for the written files")
+    args = parser.parse_args()
+    source = DATA / f"grid_{args.n}.bin.x"
+    if not source.is_file():
+        print(f"{source} is missing: run tests/bench/make_grid.py --n {args.n}", file=sys.stderr)
+        return 1
+    _package()
+    import bpy
+    from xof.addon.scene.export.exporter import export_scene
+    from xof.addon.scene.export.options import ExportOptions
+    from xof.addon.scene.importer import import_files
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    import_files([source])
+    obj = next(o for o in bpy.context.scene.objects if o.type == "MESH")
+    vertices = len(obj.data.vertices)
+    out = args.out or Path(tempfile.mkdtemp(prefix="xof-bench-out-"))
+    out.mkdir(parents=True, exist_ok=True)
+
+    def x_export(fmt: str) -> Callable[[], object]:
+        return lambda: export_scene(str(out / f"grid.{fmt}.x"), ExportOptions(format=fmt))
+
+    exporters: dict[str, Callable[[], object]] = {
+        "obj": lambda: bpy.ops.wm.obj_export(
+            filepath=str(out / "grid.obj"),
+            export_normals=True,
+            export_uv=True,
+            export_materials=False,
+            export_selected_objects=False,
+        ),
+        "x txt": x_export("txt"),
+        "x bin": x_export("bin"),
+        "x bzip": x_export("bzip"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in exporters}
+    for _ in range(args.runs):
+        for name, run in exporters.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    base = medians["obj"]
+    print(
+        f"\n{vertices:,}-vertex grid (n={args.n}), medians of {args.runs} runs, "
+        f"bpy {bpy.app.version_string}, {os.cpu_count()} cores"
+    )
+    print(f"{'exporter':8s} {'seconds':>8s} {'x OBJ':>7s} {'MB':>8s}")
+    sizes = {"obj": "grid.obj"} | {f"x {f}": f"grid.{f}.x" for f in ("txt", "bin", "bzip")}
+    for name, seconds in medians.items():
+        size = (out / sizes[name]).stat().st_size / 1e6
+        print(f"{name:8s} {seconds:8.2f} {seconds / base:7.2f} {size:8.1f}")
+    text, binary = medians["x txt"] / base, medians["x bin"] / base
+    print(f"targets: text {text:.2f}x <= 1.5x, binary {binary:.2f}x <= 0.5x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
