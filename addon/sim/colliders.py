@@ -16,14 +16,36 @@ from typing import Protocol
 
 import numpy as np
 
+from .rows import dot_rows, squared_lengths
+
 Contacts = tuple[np.ndarray, np.ndarray, np.ndarray]  # indices (k,), normals (k, 4), push (k,)
-ONES4 = np.ones(4)
 
 
 class Collider(Protocol):
     friction: float | None
 
-    def contacts(self, pos: np.ndarray, margin: float) -> Contacts: ...
+    def contacts(
+        self, pos: np.ndarray, margin: float, scratch: Scratch | None = None
+    ) -> Contacts: ...
+
+
+class Scratch:
+    """Work buffers for finding contacts among N points without allocating per call.
+
+    (Temporaries over ~128 KB make glibc map and unmap memory on every call.)
+    """
+
+    def __init__(self, count: int, dtype: type = np.float32) -> None:
+        self.rows: np.ndarray = np.empty((count, 4), dtype=dtype)
+        self.values: np.ndarray = np.empty(count, dtype=dtype)
+        self.mask: np.ndarray = np.empty(count, dtype=bool)
+
+    def fits(self, pos: np.ndarray) -> bool:
+        return self.rows.shape == pos.shape and self.rows.dtype == pos.dtype
+
+
+def _work(pos: np.ndarray, scratch: Scratch | None) -> Scratch:
+    return scratch if scratch is not None and scratch.fits(pos) else Scratch(len(pos), pos.dtype)
 
 
 def _vector3(value: np.ndarray | list[float] | tuple[float, ...], name: str) -> np.ndarray:
@@ -47,14 +69,14 @@ class Sphere:
         if not np.isfinite(self.radius):
             raise ValueError("sphere radius must be finite")
 
-    def contacts(self, pos: np.ndarray, margin: float) -> Contacts:
+    def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> Contacts:
+        work = _work(pos, scratch)
         reach = self.radius + margin
         c = np.zeros(4, dtype=pos.dtype)
         c[:3] = self.center
-        d = pos - c
-        np.multiply(d, d, out=d)
-        dist2 = d @ ONES4.astype(pos.dtype)
-        idx = np.flatnonzero(dist2 < reach * reach)
+        d = np.subtract(pos, c, out=work.rows)
+        dist2 = squared_lengths(d, work.values, d)
+        idx = np.flatnonzero(np.less(dist2, reach * reach, out=work.mask))
         d = pos[idx] - c
         dist = np.sqrt(dist2[idx])
         centred = dist <= 1e-12
@@ -79,12 +101,13 @@ class Plane:
             raise ValueError("plane normal must not be zero")
         self.normal = normal / length
 
-    def contacts(self, pos: np.ndarray, margin: float) -> Contacts:
+    def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> Contacts:
+        work = _work(pos, scratch)
         n = np.zeros(4, dtype=pos.dtype)
         n[:3] = self.normal
         offset = float(self.normal @ self.point) + margin
-        height = pos @ n
-        idx = np.flatnonzero(height < offset)
+        height = dot_rows(pos, self.normal, work.values)
+        idx = np.flatnonzero(np.less(height, offset, out=work.mask))
         push = (offset - height[idx]).astype(pos.dtype)
         normals = np.repeat(n[None, :], idx.size, axis=0)
         return idx, normals, push
@@ -102,6 +125,7 @@ def resolve_positions(
     movable: np.ndarray,
     margin: float,
     friction: float,
+    scratch: Scratch | None = None,
 ) -> int:
     """Push movable points out; friction (Coulomb, scaled by the push) slows their slip.
 
@@ -109,7 +133,7 @@ def resolve_positions(
     """
     total = 0
     for collider in colliders:
-        idx, normals, push = collider.contacts(pos, margin)
+        idx, normals, push = collider.contacts(pos, margin, scratch)
         keep = movable[idx]
         idx, normals, push = idx[keep], normals[keep], push[keep]
         if not idx.size:

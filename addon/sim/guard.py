@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from .model import ClothModel, SpringKind
+from .rows import squared_lengths
 
 
 def squared_norms(rows: np.ndarray) -> np.ndarray:
     """``|row|^2`` of every row of an ``(N, 4)`` array (the 4th column is zero)."""
-    return np.square(rows) @ np.ones(rows.shape[1], dtype=rows.dtype)
+    return squared_lengths(rows, np.empty(len(rows), rows.dtype), np.empty_like(rows))
 
 
 class ExplosionGuard:
@@ -32,12 +33,26 @@ class ExplosionGuard:
         self.free = free
         self.max_speed_squared = max_speed * max_speed
 
-    def problem(self, pos: np.ndarray, vel: np.ndarray) -> str | None:
-        """Why the ``(N, 4)`` state is unusable, or None when it is fine."""
+    def problem(
+        self,
+        pos: np.ndarray,
+        vel: np.ndarray,
+        start: np.ndarray | None = None,
+        frame_dt: float = 0.0,
+    ) -> str | None:
+        """Why the ``(N, 4)`` state is unusable, or None when it is fine.
+
+        With ``start`` (the positions at the start of the frame) and ``frame_dt``, a free
+        point that moved faster than the limit over the frame also counts: a constraint can
+        snap a point far in one substep and leave it slow by the end of the frame.
+        """
         if not (np.isfinite(pos).all() and np.isfinite(vel).all()):
             return "non-finite positions or velocities"
         if self.free.any():
             fastest = float(squared_norms(vel)[self.free].max())
+            if start is not None and frame_dt > 0.0:
+                moved = float(squared_norms(pos - start)[self.free].max()) / frame_dt**2
+                fastest = max(fastest, moved)
             if fastest > self.max_speed_squared:
                 return f"a point moves at {fastest**0.5:.3g} m/s"
         if self.a.size:

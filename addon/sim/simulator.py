@@ -104,7 +104,7 @@ class Simulator:
                 self.solver.substep(self.pos, self.vel, sub_dt, pins, hits, k - 1)
                 if revert is not None and weights is not None:
                     pull_toward(self.pos, self.vel, revert, weights)
-            problem = self.guard.problem(self.pos, self.vel)
+            problem = self.guard.problem(self.pos, self.vel, self._good_pos, dt)
         if problem is None:
             self._remember_good()
         else:

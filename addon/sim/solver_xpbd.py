@@ -28,15 +28,15 @@ from enum import IntEnum
 
 import numpy as np
 
-from .colliders import Collider, resolve_positions
+from .colliders import Collider, Scratch, resolve_positions
 from .coloring import colour_groups
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
+from .rows import squared_lengths
 from .settings import SimSettings
 from .tethers import build_tethers
 
 TINY_LENGTH_SQUARED = np.float32(1e-18)
-ONES = np.ones(4, dtype=np.float32)
 # Measured on the 10k bench scene (see tests/bench/bench_solver.py): solving shear springs and
 # the limiters over 8+ springs every other substep (alternating, with twice the step so they
 # keep their stiffness) costs a fifth less and stretches no more (slightly less) than solving
@@ -66,12 +66,20 @@ class _Group:
     phase: int = 0  # ... on the substeps whose index % period == phase
 
 
-@dataclass
 class _TetherSlot:
-    points: np.ndarray  # (T,) tethered point ids
-    pins: np.ndarray  # (T,) their pins
-    limits_squared: np.ndarray  # (T,) float32
-    limits: np.ndarray  # (T,) float32
+    """One tether per point in ``points`` (no point twice), with its work buffers."""
+
+    def __init__(self, points: np.ndarray, pins: np.ndarray, limits: np.ndarray) -> None:
+        self.points = points  # (T,) tethered point ids
+        self.pins = pins  # (T,) their pins
+        self.limits = limits.astype(np.float32)
+        self.limits_squared = self.limits * self.limits
+        count = points.size
+        self.ends = np.empty(count, dtype=np.complex128)
+        self.anchors = np.empty(count, dtype=np.complex128)
+        self.square = np.empty((count, 4), dtype=np.float32)
+        self.dist2 = np.empty(count, dtype=np.float32)
+        self.over = np.empty(count, dtype=bool)
 
 
 def as_complex(points: np.ndarray) -> np.ndarray:
@@ -112,6 +120,7 @@ class XpbdSolver:
         self._dt = -1.0
         self._accel = np.zeros((n, 4), dtype=np.float32)
         self._keep = np.ones((n, 1), dtype=np.float32)
+        self._scratch = Scratch(n, np.float32)
 
     @staticmethod
     def make_state(points: np.ndarray) -> np.ndarray:
@@ -172,7 +181,8 @@ class XpbdSolver:
             if level >= LONG_LIMITER_LEVEL:
                 _every_other(groups[start:], phase=1)
         for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
-            ids = np.flatnonzero(movable & (stiffness > 0) & (model.kinds == kind))
+            wanted = (stiffness > 0) | np.isfinite(bend_limit)  # limits work without bending
+            ids = np.flatnonzero(movable & wanted & (model.kinds == kind))
             if kind == SpringKind.BEND:
                 limited = ids[np.isfinite(bend_limit[ids])]
                 plain = ids[~np.isfinite(bend_limit[ids])]
@@ -236,7 +246,7 @@ class XpbdSolver:
             k=settings.tether_pins,
         )
         return [
-            _TetherSlot(p, q, lim * lim, lim)
+            _TetherSlot(p, q, lim)
             for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
         ]
 
@@ -287,7 +297,15 @@ class XpbdSolver:
         self._solve_tethers(pos)
         if colliders:
             s = self.settings
-            resolve_positions(colliders, pos, prev, self.movable, s.collision_margin, s.friction)
+            resolve_positions(
+                colliders,
+                pos,
+                prev,
+                self.movable,
+                s.collision_margin,
+                s.friction,
+                self._scratch,
+            )
         np.subtract(pos, prev, out=vel)
         vel *= np.float32(1.0 / dt)
 
@@ -299,8 +317,7 @@ class XpbdSolver:
             gathered = np.take(points, g.ends, out=self._gathered[: 2 * size], mode="clip")
             ends = gathered.view(np.float32).reshape(2, size, 4)
             delta = np.subtract(ends[1], ends[0], out=self._delta[:size])
-            square = np.multiply(delta, delta, out=self._square[:size])
-            length = np.matmul(square, ONES, out=self._lengths[:size])
+            length = squared_lengths(delta, self._lengths[:size], self._square[:size])
             np.maximum(length, TINY_LENGTH_SQUARED, out=length)
             np.sqrt(length, out=length)
             gain = self._gain[: 2 * size].reshape(2, size)
@@ -327,11 +344,13 @@ class XpbdSolver:
     def _solve_tethers(self, pos: np.ndarray) -> None:
         points = as_complex(pos)
         for t in self.tethers:
-            p = np.take(points, t.points).view(np.float32).reshape(-1, 4)
-            q = np.take(points, t.pins).view(np.float32).reshape(-1, 4)
-            p -= q
-            dist2 = np.matmul(np.square(p), ONES)
-            over = np.flatnonzero(dist2 > t.limits_squared)
+            p = np.take(points, t.points, out=t.ends, mode="clip").view(np.float32)
+            q = np.take(points, t.pins, out=t.anchors, mode="clip").view(np.float32)
+            p = p.reshape(-1, 4)
+            q = q.reshape(-1, 4)
+            np.subtract(p, q, out=p)
+            dist2 = squared_lengths(p, t.dist2, t.square)
+            over = np.flatnonzero(np.greater(dist2, t.limits_squared, out=t.over))
             if not over.size:
                 continue
             scale = t.limits[over] / np.sqrt(dist2[over])

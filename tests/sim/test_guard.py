@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from addon.sim import ClothModel, SimSettings, Simulator, Sphere
+from addon.sim.guard import ExplosionGuard
 
 from .helpers import grid_model
 
@@ -104,3 +105,17 @@ def test_bad_settings_are_clamped() -> None:
     assert sim.settings.substeps == 1 and sim.settings.friction == 1.0
     assert len(sim.warnings) == 3
     _run(sim, 3)
+
+
+def test_a_point_snapped_far_within_the_frame_counts_as_too_fast() -> None:
+    # a constraint can move a point 100 m in one substep and leave it slow at the frame's end
+    model = grid_model(3, pins=(0,))
+    guard = ExplosionGuard(model, max_speed=1000.0, max_stretch=1e9)
+    start = np.zeros((9, 4), dtype=np.float32)
+    start[:, :3] = model.rest_positions
+    end = start.copy()
+    end[4, 0] += 100.0  # 100 m in 1/24 s = 2400 m/s
+    slow = np.zeros_like(start)
+    assert guard.problem(end, slow) is None  # velocities alone miss it
+    assert guard.problem(end, slow, start, 1.0 / 24.0) == "a point moves at 2.4e+03 m/s"
+    assert guard.problem(end, slow, start, 1.0) is None  # 100 m/s is within the limit

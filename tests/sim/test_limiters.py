@@ -1,0 +1,81 @@
+"""Long-range stretch limiters: pairs and limits worked out by hand, and what they buy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from addon.sim import Plane, SimSettings, Simulator, Sphere
+from addon.sim.limiters import chain_pairs, limiter_levels
+from addon.sim.springs import face_edges
+
+from .grids import quad_grid
+from .helpers import grid_model, structural_stretch
+
+
+def _as_dict(pairs: np.ndarray, limits: np.ndarray) -> dict[tuple[int, int], float]:
+    return {(int(a), int(b)): float(x) for (a, b), x in zip(pairs, limits, strict=True)}
+
+
+def test_straight_chain_levels() -> None:
+    # five points on the x axis, 1 m apart, springs between neighbours
+    positions = np.stack([np.arange(5.0), np.zeros(5), np.zeros(5)], axis=1)
+    springs = np.array([[0, 1], [1, 2], [2, 3], [3, 4]])
+    levels = limiter_levels(springs, np.ones(4), positions, 3)
+    assert len(levels) == 2  # spans of 2 and 4 springs; nothing spans 8
+    assert _as_dict(*levels[0]) == {(0, 2): 2.0, (1, 3): 2.0, (2, 4): 2.0}
+    assert _as_dict(*levels[1]) == {(0, 4): 4.0}
+
+
+def test_corners_are_not_chained() -> None:
+    # an L: 0 -> 1 along x, 1 -> 2 along y (90 degrees at 1)
+    positions = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0]])
+    pairs, limits = chain_pairs(np.array([[0, 1], [1, 2]]), np.ones(2), positions)
+    assert pairs.shape == (0, 2) and limits.size == 0
+
+
+def test_limit_is_the_length_along_the_springs_not_the_chord() -> None:
+    # a gentle arc: the limit is the path (1 + 1), longer than the chord, so the rest shape
+    # satisfies it and the arc may still straighten
+    positions = np.array([[0.0, 0, 0], [1, 0.2, 0], [2, 0, 0]])
+    lengths = np.linalg.norm(np.diff(positions, axis=0), axis=1)
+    pairs, limits = chain_pairs(np.array([[0, 1], [1, 2]]), lengths, positions)
+    assert _as_dict(pairs, limits) == {(0, 2): float(lengths.sum())}
+    assert limits[0] > np.linalg.norm(positions[2] - positions[0])
+
+
+def test_grid_level_one_is_every_skip_one_pair() -> None:
+    # 4 x 4 vertices: per row the pairs (0, 2) and (1, 3), 4 rows; the same per column
+    positions, sizes, corners = quad_grid(4, 4, size=3.0)
+    edges = face_edges(sizes, corners)
+    lengths = np.linalg.norm(positions[edges[:, 1]] - positions[edges[:, 0]], axis=1)
+    levels = limiter_levels(edges, lengths, positions, 2)
+    assert len(levels) == 1  # a span of 4 springs needs 5 vertices in a line
+    pairs, limits = levels[0]
+    rows = {(4 * r + c, 4 * r + c + 2) for r in range(4) for c in range(2)}
+    columns = {(c + 4 * r, c + 4 * r + 8) for c in range(4) for r in range(2)}
+    assert set(_as_dict(pairs, limits)) == rows | columns
+    assert np.allclose(limits, 2.0)
+
+
+def _drape(settings: SimSettings, n: int = 40, frames: int = 96) -> np.ndarray:
+    """The bench scene at 40 x 40: 2 m sheet pinned at two corners over a ball and a floor."""
+    model = grid_model(n, size=2.0, height=1.0, pins=(0, n - 1))
+    sim = Simulator(model, settings)
+    colliders = (Sphere((1.0, 0.5, 0.3), 0.3), Plane((0, 0, 0), (0, 0, 1)))
+    for _ in range(frames):
+        out = sim.step(colliders=colliders)
+    assert sim.recoveries == 0
+    return structural_stretch(model, out)
+
+
+def test_stretch_over_a_sphere_within_targets() -> None:
+    # issue 6's figures: mean stretch <= 1 %, 99th percentile <= 6 %
+    for settings in (SimSettings.cloth(), SimSettings.cloth(bend_stiffness=0.0)):
+        stretch = _drape(settings)
+        assert stretch.mean() <= 0.01
+        assert np.percentile(stretch, 99) <= 0.06
+
+
+def test_without_limiters_the_sphere_stretches_the_cloth() -> None:
+    stretch = _drape(SimSettings.cloth(stretch_limit_levels=0))
+    assert np.percentile(stretch, 99) > 0.06  # what the limiters are for
