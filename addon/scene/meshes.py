@@ -292,5 +292,7 @@ def _set_duplication_indices(mesh: bpy.types.Mesh, data: MeshData) -> None:
             _set_attr(
                 mesh, "xof_duplication_index", "INT", "POINT", "value", values.astype(np.int32)
             )
-            mesh["xof_original_vertices"] = int(child.get("nOriginalVertices", len(values)))
+            original = int(child.get("nOriginalVertices", len(values)))
+            if 0 <= original < 2**31:  # an ID property holds a C int
+                mesh["xof_original_vertices"] = original
         return

@@ -79,8 +79,8 @@ def build_morphs(
             result.actions.append(action)
             if index == 0:
                 morph_actions.make_active(key, action, slot)
-                if curves.end_frame > scene.frame_end:
-                    scene.frame_end = int(np.ceil(curves.end_frame))
+                if curves.end_frame > scene.frame_end:  # Blender's last frame is 1048574
+                    scene.frame_end = int(np.ceil(min(curves.end_frame, 1048574.0)))
             else:
                 morph_actions.push_to_nla(key, action, slot, curves.name)
         result.objects.append(obj)

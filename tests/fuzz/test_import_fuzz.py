@@ -38,6 +38,18 @@ Mesh Tri {
 """
 
 
+HUGE_MORPH_TIME = b"""xof 0303txt 0032
+Mesh A { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; }
+Mesh B { 3; 0;0;1;, 1;0;1;, 0;1;1;; 1; 3;0,1,2;; }
+MorphAnimationSet M { 2; 0; "A";, 3.5e38; "B";; }
+"""
+
+HUGE_ORIGINAL_VERTICES = b"""xof 0303txt 0032
+Mesh Tri { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;
+ VertexDuplicationIndices { 3; 99999999999; 0,1,2; } }
+"""
+
+
 @pytest.fixture(scope="module", autouse=True)
 def enabled():
     import addon_utils
@@ -59,6 +71,26 @@ def test_duplication_indices_of_a_declared_record_template_are_skipped(tmp_path:
     status, detail = import_one(bpy, DUPLICATION_RECORDS, tmp_path / "dup.x")
     assert status == "ok", detail
     assert "Tri" in bpy.data.meshes or len(bpy.data.meshes) == 0  # read_homefile after ok
+
+
+def test_morph_key_at_3e38_ms_clamps_the_scene_end(tmp_path: Path) -> None:
+    """ValueError from morphs.build_morphs: Scene.frame_end past Blender's int range."""
+    path = tmp_path / "morph.x"
+    path.write_bytes(HUGE_MORPH_TIME)
+    assert bpy.ops.import_scene.x(filepath=str(path)) == {"FINISHED"}
+    assert bpy.context.scene.frame_end == 1048574  # Blender's MAXFRAME
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def test_huge_original_vertex_count_is_not_stored(tmp_path: Path) -> None:
+    """OverflowError from meshes._set_duplication_indices: an ID property is a C int."""
+    path = tmp_path / "dup.x"
+    path.write_bytes(HUGE_ORIGINAL_VERTICES)
+    assert bpy.ops.import_scene.x(filepath=str(path)) == {"FINISHED"}
+    mesh = bpy.data.meshes["Tri"]
+    assert "xof_original_vertices" not in mesh
+    assert "xof_duplication_index" in mesh.attributes
+    bpy.ops.wm.read_homefile(use_empty=True)
 
 
 @pytest.mark.parametrize("path", CRASHERS, ids=lambda p: p.name)
