@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+from .allocation import settle_malloc
 from .number_kernel import PAD, convert, work_buffer
 
 SEPARATORS = b" \t\n\r\v\f,;"
@@ -144,27 +145,9 @@ def _scan_plain(data: bytes | bytearray | memoryview, start: int) -> tuple[np.nd
     return np.array(values, dtype=np.float64), end
 
 
-_allocator_settled = False
-
-
-def _settle_allocator() -> None:
-    """Once per process: allocate and free one 8 MiB block, so glibc keeps chunk temporaries.
-
-    glibc's malloc serves blocks above a threshold (128 KiB at start) with fresh ``mmap``s and
-    trims freed memory at the heap top beyond twice it; freeing a larger mapped block raises
-    both. A chunk's temporaries (0.2-2 MB arrays) otherwise go back to the kernel after every
-    chunk and are faulted in again: measured 400 page faults per 256 KiB chunk, half the read's
-    CPU time on the loaded machine. Elsewhere this is one harmless allocation.
-    """
-    global _allocator_settled
-    if not _allocator_settled:
-        np.empty(1 << 20, dtype=np.float64)  # 8 MiB, freed at once
-        _allocator_settled = True
-
-
 def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]:
     """Vectorised, over stretches that end at separators, until a token holds the run's end."""
-    _settle_allocator()
+    settle_malloc()
     n = len(data)
     parts: list[np.ndarray] = []
     pos = start

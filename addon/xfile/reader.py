@@ -6,6 +6,7 @@ import mmap
 import os
 import struct
 
+from .allocation import small_pages
 from .binary_tokens import BinaryTokens
 from .container import HEADER_SIZE, open_container
 from .document import XDocument
@@ -45,10 +46,11 @@ def _load(source: object) -> tuple[bytes | mmap.mmap, str | None]:
 
 def read_document(source: object) -> XDocument:
     raw, path = _load(source)
-    if isinstance(raw, mmap.mmap):
-        with raw:
-            return _read(raw, path)
-    return _read(raw, path)
+    with small_pages():
+        if isinstance(raw, mmap.mmap):
+            with raw:
+                return _read(raw, path)
+        return _read(raw, path)
 
 
 def _read(raw: bytes | mmap.mmap, path: str | None) -> XDocument:
