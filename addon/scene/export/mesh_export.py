@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...xfile.document import XObject, XReference
+from ...xfile.document import Ragged, XObject, XReference
 from ...xfile.writer import objects as xo
 from ..convert import reversed_winding_order
 from .mesh_arrays import MeshArrays, VertexMap, per_file_vertex, vertex_map
@@ -29,16 +29,18 @@ class MeshExport:
 
 
 def _normals(
-    arrays: MeshArrays, space: FileSpace, vmap: VertexMap, order: np.ndarray,
-    file_corners: np.ndarray,
-) -> XObject:  # fmt: skip
+    arrays: MeshArrays, space: FileSpace, vmap: VertexMap, order: np.ndarray, faces: Ragged
+) -> XObject:
     """MeshNormals on the domain Blender holds them: one per file vertex (indexed like the
     faces), one per face, or one per corner."""
     assert arrays.normals is not None
     normals = space.directions(arrays.normals)
     sizes = arrays.sizes
-    if arrays.normals_domain == "POINT":
-        return xo.mesh_normals(normals[vmap.source], sizes, file_corners)
+    if arrays.normals_domain == "POINT":  # indexed like the faces: share their records
+        out = xo.mesh_normals(normals[vmap.source], sizes[:0], order[:0])
+        out.members["nFaceNormals"] = len(sizes)
+        out.members["faceNormals"] = faces
+        return out
     if arrays.normals_domain == "FACE":
         per_corner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         return xo.mesh_normals(normals, sizes, per_corner)
@@ -64,7 +66,7 @@ def build_mesh_object(
     mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
     children = mesh.children
     if arrays.normals is not None and len(order):
-        children.append(_normals(arrays, space, vmap, order, file_corners))
+        children.append(_normals(arrays, space, vmap, order, mesh.members["faces"]))
     for _, uv in arrays.uv_layers:
         children.append(xo.texture_coords(space.uvs(per_file_vertex(uv, vmap))))
     if arrays.colors is not None:

@@ -61,6 +61,7 @@ class TextEncoder:
         self.table = TemplateTable(doc.templates)
         self.float_bits = float_bits
         self.spec = FLOAT_SPEC[float_bits]
+        self.ragged_text: dict[int, tuple[Ragged, str]] = {}  # one Ragged used twice: one format
 
     def floats(self, values: Any) -> np.ndarray:
         """Values as the file's float size holds them: a 32-bit file prints each float32 (9
@@ -100,9 +101,14 @@ class TextEncoder:
         assert sub is not None
         value = record_items(value, sub) or value
         if isinstance(value, Ragged):
+            cached = self.ragged_text.get(id(value))
+            if cached is not None and cached[0] is value:  # shared records (faces and normals)
+                return cached[1]
             spec = "%d" if sub.ragged_int else self.spec
             flat = value.flat if sub.ragged_int else self.floats(value.flat)
-            return format_ragged(flat, value.starts, spec, sub.ragged_int)
+            text = format_ragged(flat, value.starts, spec, sub.ragged_int)
+            self.ragged_text[id(value)] = (value, text)
+            return text
         if isinstance(value, np.ndarray) and sub.fixed_leaves:
             pattern = leaf_pattern(sub)
             specs = ["%d" if k == INT else self.spec for k, _ in pattern]
