@@ -109,3 +109,24 @@ def test_256_nested_frames_cost_memory_linear_in_the_file() -> None:
 def test_keys_with_a_huge_float_count_fail_cleanly() -> None:
     with pytest.raises(XFileError, match="rest of the file"):
         read(HEAD + b"AnimationKey { 2; 2; 0; 1e300; 1,2,3;;, 10; 3; 4,5,6;;; }")
+
+
+def test_a_70_kb_object_name_costs_memory_linear_in_its_size() -> None:
+    """The loose-name regex repeated a group per byte: 8.4 MB (120x) for a 70 KB name."""
+    name = b"x" * 70_000
+    text = HEAD + b"Frame " + name + b" { }\n"
+    assert next(read(text).top()).name == name.decode()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        read(text)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(text)
+
+
+def test_loose_names_stop_where_they_did() -> None:
+    doc = read(HEAD + b"Frame a/b {} Frame /x {} Frame 1Body{} Frame q/ {} Frame c//d\n{}")
+    assert [o.name for o in doc.walk()] == ["a/b", "/x", "1Body", "q/", "c"]
