@@ -45,9 +45,9 @@ def open_container(raw: bytes | mmap.mmap, path: str | None) -> Container:
     if float_bits is None:
         raise fail(f"bad float size {bytes(raw[12:16])!r}, expected b'0032' or b'0064'", 12)
     compressed = fmt in ("tzip", "bzip")
-    if isinstance(raw, mmap.mmap) and fmt == "txt":
-        # mapped by the reader and read in place: the text tokenizer only slices, indexes,
-        # matches and searches it like bytes (it counts lines over slices)
+    if isinstance(raw, mmap.mmap) and not compressed:
+        # mapped by the reader and read in place: the tokenizers only slice, index, match,
+        # search and unpack it like bytes (lines are counted over slices)
         return Container(fmt, version.decode("ascii"), float_bits, cast(bytes, raw), False)
     data = raw if isinstance(raw, bytes) else bytes(raw)
     if compressed:

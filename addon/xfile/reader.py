@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import struct
@@ -18,14 +19,15 @@ from .templates import TemplateTable
 from .text_tokens import TextTokens
 from .tokens import TokenSource
 
-_MAP_TEXT_FROM = 1 << 20  # smaller files: one read() is as cheap as setting up a map
+_MAP_FROM = 1 << 20  # smaller files: one read() is as cheap as setting up a map
+_READ_IN_PLACE = (b"txt ", b"bin ")  # compressed files are decompressed into bytes anyway
 
 
 def _load(source: object) -> tuple[bytes | mmap.mmap, str | None]:
-    """The file's bytes; a text file is memory-mapped (no 100 MB copy, no page zeroing).
+    """The file's bytes; text and binary files are memory-mapped (no copy, no page zeroing).
 
-    Text parsing copies everything it keeps (numbers, strings), so the map is closed after
-    the parse; other formats are read whole (binary lists are viewed in place, then copied).
+    The parse copies what it keeps (numbers, strings; binary lists are viewed in place, then
+    copied by the value stream), so the map is closed after it; compressed files are read.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), None
@@ -33,9 +35,9 @@ def _load(source: object) -> tuple[bytes | mmap.mmap, str | None]:
         path = os.fspath(source)
         try:
             with open(path, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size >= _MAP_TEXT_FROM:
+                if os.fstat(handle.fileno()).st_size >= _MAP_FROM:
                     mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                    if mapped[8:12].lower() == b"txt ":
+                    if mapped[8:12].lower() in _READ_IN_PLACE:
                         return mapped, str(path)
                     mapped.close()
                 return handle.read(), str(path)
@@ -47,10 +49,21 @@ def _load(source: object) -> tuple[bytes | mmap.mmap, str | None]:
 def read_document(source: object) -> XDocument:
     raw, path = _load(source)
     with small_pages():
-        if isinstance(raw, mmap.mmap):
-            with raw:
-                return _read(raw, path)
-        return _read(raw, path)
+        if not isinstance(raw, mmap.mmap):
+            return _read(raw, path)
+        try:
+            return _read(raw, path)
+        finally:
+            _close_map(raw)
+
+
+def _close_map(mapped: mmap.mmap) -> None:
+    """Close the map now, or, while an array still views it, when the last view goes.
+
+    Views that outlive the parse: an unknown template's float64 list, an error's traceback.
+    """
+    with contextlib.suppress(BufferError):
+        mapped.close()
 
 
 def _read(raw: bytes | mmap.mmap, path: str | None) -> XDocument:

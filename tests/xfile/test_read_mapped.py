@@ -39,7 +39,7 @@ def test_big_text_file_is_mapped_and_reads_like_bytes(
     grid: tuple[bytes, np.ndarray, np.ndarray], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text, pos, quads = grid
-    assert len(text) >= reader_module._MAP_TEXT_FROM
+    assert len(text) >= reader_module._MAP_FROM
     path = tmp_path / "grid.x"
     path.write_bytes(text)
     mapped: list[object] = []
@@ -92,3 +92,63 @@ def test_errors_in_a_mapped_file_name_the_same_place(
     assert (where, from_path.value.reason) == (from_bytes.value.where, from_bytes.value.reason)
     assert from_path.value.path == str(path)
     os.remove(path)
+
+
+def binary_grid(n: int, float_bits: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """A binary Mesh (one INTEGER_LIST count, one FLOAT_LIST, faces in one INTEGER_LIST) and,
+    after it, an object of a template the file does not declare holding a float list."""
+    from .xenc import Bin
+
+    i, j = np.divmod(np.arange(n * n), n)
+    pos = np.stack([i * 0.25, j * 0.5, (i + j) * -0.125], axis=1)
+    corner = (i * n + j)[(i < n - 1) & (j < n - 1)]
+    quads = np.stack([corner, corner + 1, corner + n + 1, corner + n], axis=1)
+    faces = np.concatenate([np.full((len(quads), 1), 4), quads], axis=1).ravel()
+    b = Bin(float_bits).name("Mesh").name("grid").p("{").ints([len(pos)])
+    b.floats(pos.ravel().tolist()).ints([len(quads), *faces.tolist()]).p("}")
+    b.name("Unknown").p("{").floats([0.5, 1.5, 2.5]).p("}")
+    return b.file(), pos, quads
+
+
+@pytest.mark.parametrize("float_bits", [32, 64])
+def test_big_binary_file_is_mapped_and_reads_like_bytes(
+    float_bits: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, pos, quads = binary_grid(260, float_bits)
+    assert len(data) >= reader_module._MAP_FROM
+    path = tmp_path / "grid.x"
+    path.write_bytes(data)
+    mapped: list[object] = []
+    real_load = reader_module._load
+
+    def spy(source: object) -> tuple[object, str | None]:
+        raw, where = real_load(source)
+        mapped.append(raw)
+        return raw, where
+
+    monkeypatch.setattr(reader_module, "_load", spy)
+    doc = read(path)
+    assert type(mapped[0]).__name__ == "mmap"
+    mesh = doc.objects[0]
+    assert np.array_equal(mesh["vertices"], pos)
+    assert np.array_equal(mesh["faces"].flat.reshape(-1, 5)[:, 1:], quads)
+    # the unknown object's float64 list may view the map: the map then stays open for it
+    unknown = doc.objects[1]
+    assert [v.tolist() for v in unknown["_values"]] == [[0.5, 1.5, 2.5]]
+    del doc, unknown
+    assert np.array_equal(read(data).objects[0]["vertices"], pos)
+
+
+def test_truncated_mapped_binary_file_fails_with_xfileerror(tmp_path: Path) -> None:
+    data = binary_grid(260, 32)[0]
+    broken = data[: len(data) * 2 // 3]
+    path = tmp_path / "broken.x"
+    path.write_bytes(broken)
+    with pytest.raises(XFileError) as from_path:
+        read(path)  # not BufferError: the traceback's views must not break closing the map
+    with pytest.raises(XFileError) as from_bytes:
+        read(broken)
+    assert (from_path.value.where, from_path.value.reason) == (
+        from_bytes.value.where,
+        from_bytes.value.reason,
+    )
