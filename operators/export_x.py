@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from typing import TYPE_CHECKING
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
@@ -12,9 +13,12 @@ from ..addon.scene.export.exporter import export_scene
 from ..addon.scene.export.options import ExportOptions
 from ..addon.xfile import XFileError
 
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-@orientation_helper(axis_forward="Z", axis_up="Y")
-class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):
+
+@orientation_helper(axis_forward="Z", axis_up="Y")  # type: ignore[func-returns-value]
+class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
     """Export DirectX .X (text, binary or compressed) with skins, animation, morphs, cloth"""
 
     bl_idname = "export_scene.x"
@@ -81,7 +85,7 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):
             ticks_per_second=self.ticks_per_second,
         )
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         try:
             result = export_scene(self.filepath, self.export_options(), context)  # type: ignore[attr-defined]
         except (XFileError, OSError) as exc:

@@ -55,7 +55,7 @@ def fcurves_of(action: bpy.types.Action, slot: object) -> list[bpy.types.FCurve]
     try:
         from bpy_extras.anim_utils import action_get_channelbag_for_slot
 
-        bag = action_get_channelbag_for_slot(action, slot)
+        bag = action_get_channelbag_for_slot(action, slot)  # type: ignore[func-returns-value]
         return list(bag.fcurves) if bag is not None else []
     except ImportError:  # pragma: no cover - before slotted actions
         return list(action.fcurves)  # type: ignore[attr-defined]
@@ -142,8 +142,8 @@ def _evaluate(
     else:
         eul = channel("rotation_euler", 3)
         order = rotation_mode if len(rotation_mode) == 3 else "XYZ"
-        quat = np.array([list(Euler(e.tolist(), order).to_quaternion()) for e in eul])
-    return compose(loc, quat, scale)  # type: ignore[no-any-return]
+        quat = np.array([tuple(Euler(e.tolist(), order).to_quaternion()) for e in eul])  # type: ignore[arg-type]
+    return compose(loc, quat, scale)
 
 
 def _static(target: object) -> dict[str, np.ndarray]:
@@ -190,7 +190,7 @@ def armature_animations(
         if m and m.group(2) in _CHANNELS:
             name = m.group(1).replace('\\"', '"').replace("\\\\", "\\")
             by_bone.setdefault(name, {})[(m.group(2), fc.array_index)] = fc
-    out = []
+    out: list[XObject] = []
     for name, channels in by_bone.items():
         bone = data.bones.get(name)
         if bone is None or name not in bone_names:

@@ -46,5 +46,5 @@ def springs_marked(mesh: bpy.types.Mesh) -> np.ndarray:
     marked = np.zeros(len(mesh.edges), dtype=bool)
     attr = mesh.attributes.get(SPRING_ATTRIBUTE)
     if attr is not None and attr.domain == "EDGE":
-        attr.data.foreach_get("value", marked)  # type: ignore[attr-defined]
+        attr.data.foreach_get("value", marked)
     return marked

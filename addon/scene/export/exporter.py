@@ -46,6 +46,7 @@ class _State:
     targets: list[XObject] = field(default_factory=list)
     morph_sets: list[tuple[str, list[tuple[int, str]], bool]] = field(default_factory=list)
     progress: Progress | None = None
+    objects: list[bpy.types.Object] = field(default_factory=list)  # chosen, scene order
 
     def warn(self, text: str) -> None:
         self.result.warnings.append(text)
@@ -142,7 +143,7 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
     if changed:
         st.warn(f"{obj.name}: modifiers changed the vertex count: skin, cloth and morphs dropped")
         return built.obj
-    arm = next((m.object for m in obj.modifiers if m.type == "ARMATURE" and m.object), None)
+    arm = next((m.object for m in _armature_modifiers(obj) if m.object), None)
     if opts.use_skin and arm is not None and arm.as_pointer() in st.chosen:
         bones = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
         skin = skin_objects(
@@ -163,6 +164,10 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
     return built.obj
 
 
+def _armature_modifiers(obj: bpy.types.Object) -> list[bpy.types.ArmatureModifier]:
+    return [m for m in obj.modifiers if isinstance(m, bpy.types.ArmatureModifier)]
+
+
 def _bone_names(arm: bpy.types.Object, st: _State) -> dict[str, str]:
     data = arm.data
     assert isinstance(data, bpy.types.Armature)
@@ -174,7 +179,7 @@ def _children(obj: bpy.types.Object, st: _State) -> list[bpy.types.Object]:
 
 
 def st_objects(st: _State) -> list[bpy.types.Object]:
-    return st._objects  # type: ignore[attr-defined,no-any-return]
+    return st.objects
 
 
 def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
@@ -219,7 +224,7 @@ def _bone_frame_of_skin(
     frame = obj.get("xof_frame")
     if obj.type != "MESH" or frame is None or obj.parent is not arm or obj.parent_type != "OBJECT":
         return None
-    skinned = any(m.type == "ARMATURE" and m.object is arm for m in obj.modifiers)
+    skinned = any(m.object is arm for m in _armature_modifiers(obj))
     if not skinned or not st.options.use_skin or _children(obj, st):
         return None
     return bones.get(str(frame))
@@ -243,7 +248,7 @@ def _emit(obj: bpy.types.Object, st: _State) -> list[XObject]:
     kids = [f for c in _children(obj, st) for f in _emit(c, st)]
     if obj.type == "MESH":
         mesh_obj = _mesh(obj, st)
-        plain = "xof_frame" not in obj and obj.parent is None and not kids
+        plain = obj.get("xof_frame") is None and obj.parent is None and not kids
         if plain and np.allclose(local, np.eye(4), atol=1e-9):
             return [mesh_obj]
         st.result.frames += 1
@@ -291,7 +296,7 @@ def build_document(
     st.materials.names = st.names
     objects = _chosen_objects(context, options)
     st.chosen = {o.as_pointer() for o in objects}
-    st._objects = objects  # type: ignore[attr-defined]
+    st.objects = objects
     st.progress = Progress(len(objects) + 2, "xof export")
     try:
         roots = [o for o in objects if _exported_parent(o, st) is None]

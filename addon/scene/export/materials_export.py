@@ -37,9 +37,11 @@ def _texture_image(mat: bpy.types.Material) -> bpy.types.Image | None:
     if tree is None:
         return None
     for link in tree.links:
-        node = link.from_node
-        if node.type == "TEX_IMAGE" and link.to_socket.name == "Base Color":
-            return node.image  # type: ignore[attr-defined,no-any-return]
+        node, socket = link.from_node, link.to_socket
+        if node is None or socket is None:
+            continue
+        if node.type == "TEX_IMAGE" and socket.name == "Base Color":
+            return getattr(node, "image", None)
     return None
 
 
@@ -58,7 +60,7 @@ def texture_path(mat: bpy.types.Material, folder: str) -> str | None:
 
 def material_values(mat: bpy.types.Material) -> tuple[list[float], float, list[float], list[float]]:
     """faceColor, power, specular, emissive."""
-    if "xof_face_color" in mat and "xof_power" in mat:
+    if "xof_face_color" in mat and "xof_power" in mat:  # type: ignore[operator]
         return (
             [float(v) for v in mat["xof_face_color"]],
             float(mat["xof_power"]),
@@ -67,7 +69,7 @@ def material_values(mat: bpy.types.Material) -> tuple[list[float], float, list[f
         )
     rgba = [float(v) for v in mat.diffuse_color]
     roughness = float(mat.roughness)
-    specular = [float(v) for v in mat.specular_color]
+    specular = [float(v) for v in mat.specular_color]  # type: ignore[attr-defined]
     emissive = [0.0, 0.0, 0.0]
     tree = mat.node_tree
     bsdf = next((n for n in tree.nodes if n.type == "BSDF_PRINCIPLED"), None) if tree else None

@@ -14,7 +14,7 @@ import numpy as np
 
 
 def _get(collection: object, prop: str, count: int, width: int, dtype: type) -> np.ndarray:
-    out = np.empty(count * width, dtype=dtype)
+    out: np.ndarray = np.empty(count * width, dtype=dtype)
     collection.foreach_get(prop, out)  # type: ignore[attr-defined]
     return out.reshape(-1, width) if width > 1 else out
 
@@ -35,7 +35,7 @@ class MeshArrays:
 
 def _attribute(mesh: bpy.types.Mesh, name: str, prop: str, count: int, dtype: type) -> np.ndarray:
     """A generic attribute's values: the fast bulk path (no per-element RNA structs)."""
-    return _get(mesh.attributes[name].data, prop, count, 1, dtype)
+    return _get(mesh.attributes[name].data, prop, count, 1, dtype)  # type: ignore[attr-defined]
 
 
 def _has(mesh: bpy.types.Mesh, name: str, domain: str) -> bool:
@@ -61,7 +61,8 @@ def read_mesh(
     ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, ~20x slower)."""
     n, f, loops = len(mesh.vertices), len(mesh.polygons), len(mesh.loops)
     if _has(mesh, "position", "POINT"):
-        positions = _get(mesh.attributes["position"].data, "vector", n, 3, np.float32)
+        position = mesh.attributes["position"]
+        positions = _get(position.data, "vector", n, 3, np.float32)  # type: ignore[attr-defined]
     else:  # pragma: no cover - every mesh of 4.x/5.x has it
         positions = _get(mesh.vertices, "co", n, 3, np.float32)
     starts = _get(mesh.polygons, "loop_start", f, 1, np.int32).astype(np.int64)
@@ -82,7 +83,8 @@ def read_mesh(
         attr = mesh.color_attributes.get("Color") or mesh.color_attributes[0]
         if attr.domain in ("POINT", "CORNER"):
             count = n if attr.domain == "POINT" else loops
-            out.colors = _get(attr.data, "color_srgb", count, 4, np.float32).astype(np.float64)
+            srgb = _get(attr.data, "color_srgb", count, 4, np.float32)  # type: ignore[attr-defined]
+            out.colors = srgb.astype(np.float64)
             out.colors_per_corner = attr.domain == "CORNER"
     if f:
         if _has(mesh, "material_index", "FACE"):
