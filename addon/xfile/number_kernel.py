@@ -212,7 +212,8 @@ def decimals(
 ) -> Decimals:
     """The plain decimals ``buf[starts[i]:ends[i]]`` (each at least 16 bytes into ``buf``).
 
-    ``points=False`` promises that no token holds a '.' (one may then be taken for a digit).
+    ``points=False`` skips the point work for tokens of up to 8 bytes: a '.' in one of them
+    leaves it not fast, like any other non-digit.
     """
     words = byte_words(buf)
     first = buf[starts]
@@ -273,18 +274,18 @@ def _exponents(
     if not token.size:
         return
     mantissa = decimals(buf, starts[token], at)
-    exponent = decimals(buf, at + 1, ends[token])
+    exponent = decimals(buf, at + 1, ends[token], points=False)
     ok = mantissa.fast & exponent.fast & ~exponent.point
-    power = exponent.mantissa.astype(np.int64)  # garbage where not ok: only used where ok
-    power[exponent.negative] *= -1
-    power -= mantissa.places.astype(np.int64)
-    ok &= np.abs(power) <= _MAX_EXACT_POWER
-    token, power = token[ok], power[ok]
-    value = mantissa.mantissa[ok].astype(np.float64)
-    scale = _POWERS[np.abs(power)]
-    up = power >= 0
-    value[up] *= scale[up]
-    value[~up] /= scale[~up]
-    value[mantissa.negative[ok]] *= -1.0
-    values[token] = value
+    power = exponent.mantissa.view(np.int64)  # garbage where not ok: only used where ok
+    np.negative(power, out=power, where=exponent.negative)
+    power -= mantissa.places.view(np.int64)
+    size = np.abs(power)
+    ok &= size <= _MAX_EXACT_POWER
+    np.minimum(size, _MAX_EXACT_POWER, out=size)
+    scale = _POWERS[size]
+    value = mantissa.mantissa.astype(np.float64)
+    value = np.where(power >= 0, value * scale, value / scale)
+    np.negative(value, out=value, where=mantissa.negative)
+    token = token[ok]
+    values[token] = value[ok]
     fast[token] = True

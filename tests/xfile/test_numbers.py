@@ -373,6 +373,8 @@ ERRORS = [
     (b"0+ }", 0, b"0+"),  # regression: a lone '+' was once taken for the decimal point
     (b"7;12-4;", 2, b"12-4"),
     (b"1;5;. 3", 4, b"."),
+    (b"1;1e00000000.5;", 2, b"1e00000000.5"),  # a point in a long exponent
+    (b"1;1e5.5;", 2, b"1e5.5"),
 ]
 
 
