@@ -60,6 +60,7 @@ class ChunkTokens:
     ends: np.ndarray
     values: np.ndarray
     fast: np.ndarray
+    exponents: bool = False  # many tokens had an exponent: the next chunk likely has too
 
 
 @dataclass
@@ -238,14 +239,40 @@ def _separators(buf: np.ndarray) -> np.ndarray:
     return sep
 
 
-def convert(buf: np.ndarray) -> ChunkTokens:
-    """Tokens of a work buffer and their values where the fast path is exact."""
+def convert(buf: np.ndarray, exponents: bool = False) -> ChunkTokens:
+    """Tokens of a work buffer and their values where the fast path is exact.
+
+    ``exponents``: expect many exponent tokens (``%e`` files): they skip the plain pass, which
+    cannot take them. Either way the values are the same.
+    """
     sep = _separators(buf)
     edges = np.flatnonzero(sep[1:] != sep[:-1])
     edges += 1
     starts = edges[0::2]
     ends = edges[1::2]
     points = bool((buf == 46).any())
+    if exponents:
+        token, at = _exponent_tokens(buf, ends, None)
+        plain = np.ones(len(ends), dtype=bool)
+        plain[token] = False
+        plain = np.flatnonzero(plain)
+        values = np.empty(len(ends), dtype=np.float64)
+        fast = np.zeros(len(ends), dtype=bool)
+        values[plain], fast[plain] = _plain_values(buf, starts[plain], ends[plain], points)
+    else:
+        values, fast = _plain_values(buf, starts, ends, points)
+        if fast.all():
+            return ChunkTokens(starts, ends, values, fast)
+        token, at = _exponent_tokens(buf, ends, fast)
+    if token.size:
+        _exponent_values(buf, starts, ends, token, at, values, fast)
+    return ChunkTokens(starts, ends, values, fast, 4 * len(token) > len(ends))
+
+
+def _plain_values(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, points: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Values of plain decimals and which are exact (``fast``)."""
     d = decimals(buf, starts, ends, points)
     values = d.mantissa.astype(np.float64)
     if points:
@@ -253,26 +280,31 @@ def convert(buf: np.ndarray) -> ChunkTokens:
         values /= _SCALES[d.places.view(np.int64)]  # int64 indices: no conversion pass
     else:
         np.negative(values, out=values, where=d.negative)  # "-0" gives -0.0, like float()
-    fast = d.fast
-    if not fast.all():
-        _exponents(buf, starts, ends, values, fast)
-    return ChunkTokens(starts, ends, values, fast)
+    return values, d.fast
 
 
-def _exponents(
-    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, values: np.ndarray, fast: np.ndarray
-) -> None:
-    """Tokens ``decimal[eE][+-]digits`` among the slow ones, in place where exact."""
-    at = np.flatnonzero((buf | np.uint8(0x20)) == 0x65)  # every 'e' / 'E'
-    if not at.size:
-        return
+def _exponent_tokens(
+    buf: np.ndarray, ends: np.ndarray, fast: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Tokens with exactly one 'e' / 'E' (not already ``fast``) and where it is."""
+    at = np.flatnonzero((buf | np.uint8(0x20)) == 0x65)
     token = np.searchsorted(ends, at, side="right")  # the token holding each (never a gap)
-    keep = ~fast[token]
+    keep = np.ones(len(token), dtype=bool) if fast is None else ~fast[token]
     keep[1:] &= token[1:] != token[:-1]  # a token with two 'e' is not a number
     keep[:-1] &= token[:-1] != token[1:]
-    token, at = token[keep], at[keep]
-    if not token.size:
-        return
+    return token[keep], at[keep]
+
+
+def _exponent_values(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    token: np.ndarray,
+    at: np.ndarray,
+    values: np.ndarray,
+    fast: np.ndarray,
+) -> None:
+    """Tokens ``decimal[eE][+-]digits`` (``token``, their 'e' ``at``), in place where exact."""
     mantissa = decimals(buf, starts[token], at)
     exponent = decimals(buf, at + 1, ends[token], points=False)
     ok = mantissa.fast & exponent.fast & ~exponent.point

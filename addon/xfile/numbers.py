@@ -152,9 +152,10 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
     parts: list[np.ndarray] = []
     pos = start
     size = max(1, min(FIRST_CHUNK_BYTES, CHUNK_BYTES))
+    exponents = False  # the last chunk was full of exponent tokens ("%e" files)
     while pos < n:
         stop = _stretch_end(data, pos, pos + size)
-        values, end = _convert_stretch(data, pos, stop)
+        values, end, exponents = _convert_stretch(data, pos, stop, exponents)
         parts.append(values)
         if end is not None:
             return np.concatenate(parts), end
@@ -179,10 +180,11 @@ def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
 
 
 def _convert_stretch(
-    data: bytes | bytearray, begin: int, end: int
-) -> tuple[np.ndarray, int | None]:
-    """Values of ``data[begin:end]``, and where the run ends if it ends in there."""
-    tokens = convert(work_buffer(data, begin, end))
+    data: bytes | bytearray, begin: int, end: int, exponents: bool = False
+) -> tuple[np.ndarray, int | None, bool]:
+    """Values of ``data[begin:end]``, where the run ends if it ends in there, and whether
+    exponent tokens were many (``exponents``: expect them, a hint for speed only)."""
+    tokens = convert(work_buffer(data, begin, end), exponents)
     values = tokens.values
     shift = begin - PAD
     for i in np.flatnonzero(~tokens.fast).tolist():
@@ -197,5 +199,5 @@ def _convert_stretch(
             values[i] = convert_token(token, s)
             continue
         tail = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, s, stop)]
-        return np.concatenate([values[:i], np.array(tail, dtype=np.float64)]), stop
-    return values, None
+        return np.concatenate([values[:i], np.array(tail, dtype=np.float64)]), stop, False
+    return values, None, tokens.exponents

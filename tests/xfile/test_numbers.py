@@ -475,3 +475,28 @@ def test_long_run_in_an_mmap(tmp_path: object) -> None:
                 values, end = scan_numbers(m, 6)  # type: ignore[arg-type]
             assert bits(values) == bits([float(t) for t in toks])
             assert end == len(text) - 1
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tokens=st.lists(
+        st.one_of(
+            exponent_text,
+            float_text,
+            st.sampled_from([t for t, _ in SPECIALS] + [b"1e5e5", b"e5", b"1e", b"-"]),
+        ),
+        min_size=1,
+        max_size=50,
+    )
+)
+def test_exponent_hint_changes_nothing_but_speed(tokens: list[bytes]) -> None:
+    """convert(exponents=True) (after a chunk full of %e) gives the same values and flags."""
+    text = b" ".join(tokens)
+    buf = number_kernel.work_buffer(text, 0, len(text))
+    plain = number_kernel.convert(buf)
+    hinted = number_kernel.convert(buf, exponents=True)
+    assert hinted.fast.tolist() == plain.fast.tolist()
+    assert bits(hinted.values[hinted.fast]) == bits(plain.values[plain.fast])
+    for tok, value, fast in zip(tokens, hinted.values.tolist(), hinted.fast.tolist(), strict=True):
+        if fast:
+            assert bits([value]) == bits([float(tok)])
