@@ -23,47 +23,22 @@ faster than broadcasting over a length-4 inner axis. Work buffers are preallocat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import IntEnum
-
 import numpy as np
 
 from .colliders import Collider, Scratch, resolve_positions
 from .coloring import colour_groups
+from .constraint_pass import ConstraintGroup, GroupViews, Mode, PassBuffers, solve_group
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
 from .rows import squared_lengths
 from .settings import SimSettings
 from .tethers import build_tethers
 
-TINY_LENGTH_SQUARED = np.float32(1e-18)
 # Measured on the 10k bench scene (see tests/bench/bench_solver.py): solving shear springs and
 # the limiters over 8+ springs every other substep (alternating, with twice the step so they
 # keep their stiffness) costs a fifth less and stretches no more (slightly less) than solving
 # everything every substep.
 LONG_LIMITER_LEVEL = 2  # limiter levels from here on (span 8, 16 ...) run every other substep
-
-
-class Mode(IntEnum):
-    SPRING = 0  # two-sided, pulls toward ``rest``
-    LIMITER = 1  # one-sided, only pulls when longer than ``limit``
-    LIMITED_SPRING = 2  # soft toward ``rest``, hard beyond ``limit`` (bend springs)
-
-
-@dataclass
-class _Group:
-    mode: Mode
-    ends: np.ndarray  # (2g,) point ids: first ends, then second ends
-    rest: np.ndarray  # (g,) float32 target length (the limit for a LIMITER)
-    stiffness: np.ndarray  # (g,) float64 spring constants
-    inv_a: np.ndarray  # (g,) float64
-    inv_b: np.ndarray
-    gain: np.ndarray  # (2, g) float32: +w_a / denom, -w_b / denom
-    limit: np.ndarray | None = None  # LIMITED_SPRING: (g,) float32 stretch limit
-    hard_stiffness: np.ndarray | None = None  # LIMITED_SPRING: beyond the limit
-    hard_gain: np.ndarray | None = None
-    period: int = 1  # solved on every ``period``-th substep, with ``period`` x the step
-    phase: int = 0  # ... on the substeps whose index % period == phase
 
 
 class _TetherSlot:
@@ -106,15 +81,9 @@ class XpbdSolver:
         self.pinned_ids = np.flatnonzero(model.pinned)
         self.groups = self._build_groups(model, settings)
         self.tethers = self._build_tether_slots(model, settings)
-        largest = max((g.rest.size for g in self.groups), default=0)
-        self._gathered = np.empty(2 * largest, dtype=np.complex128)
-        self._delta = np.empty((largest, 4), dtype=np.float32)
-        self._square = np.empty((largest, 4), dtype=np.float32)
-        self._lengths = np.empty(largest, dtype=np.float32)
-        self._factor = np.empty(largest, dtype=np.float32)
-        self._hard = np.empty(largest, dtype=bool)
-        self._gain = np.empty(2 * largest, dtype=np.float32)
-        self._step = np.zeros(8 * largest, dtype=np.float32)  # 4th column stays 0
+        largest = max((g.size for g in self.groups), default=0)
+        self._buffers = PassBuffers(largest)
+        self._views: list[GroupViews] = [self._buffers.views(g.size) for g in self.groups]
         self._prev = np.zeros((n, 4), dtype=np.float32)
         self._moved = np.zeros((n, 4), dtype=np.float32)
         self._dt = -1.0
@@ -136,7 +105,7 @@ class XpbdSolver:
 
     # building ----------------------------------------------------------------------------
 
-    def _build_groups(self, model: ClothModel, settings: SimSettings) -> list[_Group]:
+    def _build_groups(self, model: ClothModel, settings: SimSettings) -> list[ConstraintGroup]:
         per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
         scale = model.spring_stiffness_scale()
         stiffness = per_kind[model.kinds] * scale
@@ -172,7 +141,7 @@ class XpbdSolver:
             keep = (inv[ends[:, 0]] + inv[ends[:, 1]]) > 0
             limiter_sets.append((ends[keep], ends_limits[keep]))
 
-        groups: list[_Group] = []
+        groups: list[ConstraintGroup] = []
         for level in reversed(range(len(limiter_sets))):
             ends, limits = limiter_sets[level]
             k = settings.stiffness * _pair_scale(model, ends)
@@ -207,7 +176,7 @@ class XpbdSolver:
 
     def _add_groups(
         self,
-        groups: list[_Group],
+        groups: list[ConstraintGroup],
         mode: Mode,
         pairs: np.ndarray,
         rest: np.ndarray,
@@ -222,17 +191,15 @@ class XpbdSolver:
         for members in colour_groups(pairs, n):
             a, b = pairs[members, 0], pairs[members, 1]
             groups.append(
-                _Group(
+                ConstraintGroup(
                     mode=mode,
                     ends=np.concatenate([a, b]),
                     rest=rest[members].astype(np.float32),
                     stiffness=stiffness[members],
                     inv_a=inv[a],
                     inv_b=inv[b],
-                    gain=np.empty((2, members.size), dtype=np.float32),
                     limit=None if limit is None else limit[members].astype(np.float32),
                     hard_stiffness=None if hard is None else hard[members],
-                    hard_gain=None if hard is None else np.empty((2, members.size), np.float32),
                 )
             )
 
@@ -258,10 +225,7 @@ class XpbdSolver:
             return
         self._dt = dt
         for g in self.groups:
-            span = dt * g.period
-            _fill_gain(g.gain, g.inv_a, g.inv_b, g.stiffness, span)
-            if g.hard_gain is not None and g.hard_stiffness is not None:
-                _fill_gain(g.hard_gain, g.inv_a, g.inv_b, g.hard_stiffness, span)
+            g.prepare(dt)
         s = self.settings
         free = self.movable
         accel = s.gravity[None, :] * free[:, None] + np.outer(self.inv_mass, s.wind)
@@ -310,36 +274,9 @@ class XpbdSolver:
         vel *= np.float32(1.0 / dt)
 
     def _solve_springs(self, points: np.ndarray, index: int = 0) -> None:
-        for g in self.groups:
-            if g.period > 1 and index % g.period != g.phase:
-                continue
-            size = g.rest.size
-            gathered = np.take(points, g.ends, out=self._gathered[: 2 * size], mode="clip")
-            ends = gathered.view(np.float32).reshape(2, size, 4)
-            delta = np.subtract(ends[1], ends[0], out=self._delta[:size])
-            length = squared_lengths(delta, self._lengths[:size], self._square[:size])
-            np.maximum(length, TINY_LENGTH_SQUARED, out=length)
-            np.sqrt(length, out=length)
-            gain = self._gain[: 2 * size].reshape(2, size)
-            if g.mode == Mode.LIMITED_SPRING and g.limit is not None and g.hard_gain is not None:
-                hard = np.greater(length, g.limit, out=self._hard[:size])
-                factor = np.divide(g.limit, length, out=self._factor[:size])
-                np.subtract(np.float32(1.0), factor, out=factor)
-                np.divide(g.rest, length, out=length)
-                np.subtract(np.float32(1.0), length, out=length)
-                np.multiply(g.gain, length, out=gain)
-                np.multiply(g.hard_gain, factor, out=gain, where=hard)
-            else:
-                np.divide(g.rest, length, out=length)
-                np.subtract(np.float32(1.0), length, out=length)
-                if g.mode == Mode.LIMITER:
-                    np.maximum(length, np.float32(0.0), out=length)
-                np.multiply(g.gain, length, out=gain)
-            step = self._step[: 8 * size].reshape(2, size, 4)
-            for axis in range(3):
-                np.multiply(gain, delta[:, axis], out=step[:, :, axis])
-            ends += step
-            points[g.ends] = gathered
+        for g, views in zip(self.groups, self._views, strict=True):
+            if g.period == 1 or index % g.period == g.phase:
+                solve_group(points, g, views)
 
     def _solve_tethers(self, pos: np.ndarray) -> None:
         points = as_complex(pos)
@@ -357,17 +294,6 @@ class XpbdSolver:
             pos[t.points[over]] = q[over] + p[over] * scale[:, None]
 
 
-def _fill_gain(
-    out: np.ndarray, inv_a: np.ndarray, inv_b: np.ndarray, stiffness: np.ndarray, dt: float
-) -> None:
-    """``out[0] = w_a / denom``, ``out[1] = -w_b / denom`` with XPBD's compliance term."""
-    with np.errstate(divide="ignore"):
-        compliance = np.where(stiffness > 0, 1.0 / (stiffness * dt * dt), np.inf)
-    denom = inv_a + inv_b + compliance
-    out[0] = inv_a / denom
-    out[1] = -inv_b / denom
-
-
 def _limiter_level_count(settings: SimSettings) -> int:
     """Cloth only: a soft body keeps its shape by the pull back, and must stay cheap."""
     if settings.kind != "CLOTH" or settings.stiffness <= 0:
@@ -375,7 +301,7 @@ def _limiter_level_count(settings: SimSettings) -> int:
     return int(settings.stretch_limit_levels)
 
 
-def _every_other(groups: list[_Group], phase: int) -> None:
+def _every_other(groups: list[ConstraintGroup], phase: int) -> None:
     """Solve ``groups`` every second substep (with twice the step, so as stiff)."""
     for g in groups:
         g.period, g.phase = 2, phase

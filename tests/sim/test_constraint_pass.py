@@ -1,0 +1,119 @@
+"""One colour group's projection against the XPBD formula evaluated point by point."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from addon.sim.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
+from addon.sim.solver_xpbd import XpbdSolver, as_complex
+
+DT = 0.01
+
+
+def _reference(
+    pos: np.ndarray, a: int, b: int, target: float, k: float, wa: float, wb: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """XPBD with a zero start multiplier: dx_a = +w_a/(w_a+w_b+1/(k dt^2)) * C * n."""
+    d = pos[b] - pos[a]
+    length = float(np.sqrt(d @ d))
+    c = length - target
+    denom = wa + wb + (1.0 / (k * DT * DT) if k > 0 else np.inf)
+    n = d / length
+    return pos[a] + wa / denom * c * n, pos[b] - wb / denom * c * n
+
+
+def _group(
+    mode: Mode,
+    pairs: list[tuple[int, int]],
+    rest: list[float],
+    k: list[float],
+    inv: np.ndarray,
+    **extra: np.ndarray,
+) -> ConstraintGroup:
+    ends = np.array(pairs, dtype=np.int64)
+    g = ConstraintGroup(
+        mode=mode,
+        ends=np.concatenate([ends[:, 0], ends[:, 1]]),
+        rest=np.array(rest, dtype=np.float32),
+        stiffness=np.array(k, dtype=np.float64),
+        inv_a=inv[ends[:, 0]],
+        inv_b=inv[ends[:, 1]],
+        **extra,
+    )
+    g.prepare(DT)
+    return g
+
+
+def _solve(points: np.ndarray, g: ConstraintGroup) -> np.ndarray:
+    state = XpbdSolver.make_state(points)
+    solve_group(as_complex(state), g, PassBuffers(g.size).views(g.size))
+    return state[:, :3].astype(np.float64)
+
+
+POINTS = np.array(
+    [[0.0, 0, 0], [1.3, 0.2, -0.1], [2.0, 1.0, 0.0], [2.5, 1.0, 0.4],
+     [0.0, 3.0, 0.0], [0.0, 3.5, 0.0], [5.0, 5.0, 5.0], [5.0, 5.0, 5.0]]
+)  # fmt: skip
+INV = np.array([1.0, 2.0, 0.0, 0.5, 1.0, 1.0, 1.0, 1.0])
+
+
+def test_springs_match_the_formula_with_unequal_masses_and_a_pin() -> None:
+    g = _group(Mode.SPRING, [(0, 1), (2, 3), (4, 5)], [1.0, 0.5, 0.7], [1e4, 1e6, 50.0], INV)
+    out = _solve(POINTS, g)
+    for (a, b), target, k in [((0, 1), 1.0, 1e4), ((2, 3), 0.5, 1e6), ((4, 5), 0.7, 50.0)]:
+        ra, rb = _reference(POINTS, a, b, target, k, INV[a], INV[b])
+        assert np.allclose(out[a], ra, atol=1e-5) and np.allclose(out[b], rb, atol=1e-5)
+    assert (out[2] == POINTS[2]).all()  # pinned end untouched
+
+
+def test_limiter_pulls_only_when_longer_than_its_limit() -> None:
+    # (0, 1) is 1.33 long with limit 1.0: pulled; (4, 5) is 0.5 long with limit 2.0: left alone
+    g = _group(Mode.LIMITER, [(0, 1), (4, 5)], [1.0, 2.0], [1e6, 1e6], INV)
+    out = _solve(POINTS, g)
+    ra, rb = _reference(POINTS, 0, 1, 1.0, 1e6, INV[0], INV[1])
+    assert np.allclose(out[0], ra, atol=1e-5) and np.allclose(out[1], rb, atol=1e-5)
+    assert np.allclose(out[[4, 5]], POINTS[[4, 5]], atol=0)
+
+
+def test_limited_spring_is_soft_within_and_hard_beyond_its_limit() -> None:
+    # (0, 1): length 1.33, rest 1.0, limit 1.2 -> hard toward 1.2; (4, 5): 0.5 < limit 0.8 ->
+    # soft toward rest 0.3
+    g = _group(
+        Mode.LIMITED_SPRING, [(0, 1), (4, 5)], [1.0, 0.3], [10.0, 10.0], INV,
+        limit=np.array([1.2, 0.8], dtype=np.float32), hard_stiffness=np.array([1e6, 1e6]),
+    )  # fmt: skip
+    out = _solve(POINTS, g)
+    ra, rb = _reference(POINTS, 0, 1, 1.2, 1e6, INV[0], INV[1])
+    assert np.allclose(out[0], ra, atol=1e-5) and np.allclose(out[1], rb, atol=1e-5)
+    ra, rb = _reference(POINTS, 4, 5, 0.3, 10.0, INV[4], INV[5])
+    assert np.allclose(out[4], ra, atol=1e-6) and np.allclose(out[5], rb, atol=1e-6)
+
+
+def test_limited_spring_without_bending_stiffness_still_limits() -> None:
+    g = _group(
+        Mode.LIMITED_SPRING, [(0, 1), (4, 5)], [1.0, 0.3], [0.0, 0.0], INV,
+        limit=np.array([1.2, 0.8], dtype=np.float32), hard_stiffness=np.array([1e6, 1e6]),
+    )  # fmt: skip
+    out = _solve(POINTS, g)
+    ra, _ = _reference(POINTS, 0, 1, 1.2, 1e6, INV[0], INV[1])
+    assert np.allclose(out[0], ra, atol=1e-5)
+    assert np.allclose(out[[4, 5]], POINTS[[4, 5]], atol=0)
+
+
+def test_coincident_ends_give_no_nan() -> None:
+    g = _group(Mode.SPRING, [(6, 7)], [0.1], [1e6], INV)
+    out = _solve(POINTS, g)
+    assert np.isfinite(out).all()
+    assert np.allclose(out[[6, 7]], POINTS[[6, 7]])
+
+
+def test_period_two_uses_twice_the_step() -> None:
+    once = _group(Mode.SPRING, [(0, 1)], [1.0], [100.0], INV)
+    twice = _group(Mode.SPRING, [(0, 1)], [1.0], [100.0], INV)
+    twice.period = 2
+    twice.prepare(DT)
+    step = (1 / (100.0 * (2 * DT) ** 2), 1 / (100.0 * DT**2))
+    for g, compliance in ((twice, step[0]), (once, step[1])):
+        expected = INV[0] / (INV[0] + INV[1] + compliance)
+        assert np.isclose(g.gain4[0, 0, 0], expected, rtol=1e-6)
+        assert (g.gain4[0, 0] == g.gain4[0, 0, 0]).all()
