@@ -1,7 +1,9 @@
 """Sphere and plane colliders, vectorised over all points.
 
 Positions are the solvers' storage: ``(N, 4)`` rows (x, y, z, 0), float32 or float64. A collider
-only finds contacts (which points, the outward normal, how far to push); the two ways of
+only finds contacts (which points, the outward normals as ``(3, k)`` columns, how far to push:
+per-contact scalars broadcast along the long axis, which numpy does ~10x faster than over a
+length-4 row); the two ways of
 answering a contact are shared: ``resolve_positions`` for the position-based solver (friction
 limits the tangential motion made this substep to what Coulomb's law allows for the push,
 so the velocity derived from positions is adjusted too) and ``resolve_velocities`` for the
@@ -16,9 +18,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .rows import dot_rows, squared_lengths
+from .rows import dot_rows, put_columns, take_columns
 
-Contacts = tuple[np.ndarray, np.ndarray, np.ndarray]  # indices (k,), normals (k, 4), push (k,)
+Contacts = tuple[np.ndarray, np.ndarray, np.ndarray]  # indices (k,), normals (3, k), push (k,)
 
 
 class Collider(Protocol):
@@ -72,17 +74,25 @@ class Sphere:
     def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> Contacts:
         work = _work(pos, scratch)
         reach = self.radius + margin
-        c = np.zeros(4, dtype=pos.dtype)
-        c[:3] = self.center
-        d = np.subtract(pos, c, out=work.rows)
-        dist2 = squared_lengths(d, work.values, d)
+        dist2 = work.values  # per axis: a (4,) row broadcast over (N, 4) is ~10x slower
+        part = work.rows.reshape(-1)[: len(pos)]
+        for axis in range(3):
+            target = dist2 if axis == 0 else part
+            np.subtract(pos[:, axis], pos.dtype.type(self.center[axis]), out=target)
+            np.multiply(target, target, out=target)
+            if axis:
+                dist2 += part
         idx = np.flatnonzero(np.less(dist2, reach * reach, out=work.mask))
-        d = pos[idx] - c
+        normals = take_columns(pos, idx)
+        normals -= self.center.astype(pos.dtype)[:, None]
         dist = np.sqrt(dist2[idx])
+        push = (reach - dist).astype(pos.dtype)
         centred = dist <= 1e-12
-        normals = d / np.where(centred, 1.0, dist)[:, None]
-        normals[centred] = np.array([0.0, 0.0, 1.0, 0.0], dtype=pos.dtype)
-        return idx, normals, (reach - dist).astype(pos.dtype)
+        if centred.any():
+            normals[:, centred] = np.array([[0.0], [0.0], [1.0]], dtype=pos.dtype)
+            dist[centred] = 1.0
+        normals /= dist
+        return idx, normals, push
 
 
 @dataclass
@@ -103,19 +113,25 @@ class Plane:
 
     def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> Contacts:
         work = _work(pos, scratch)
-        n = np.zeros(4, dtype=pos.dtype)
-        n[:3] = self.normal
         offset = float(self.normal @ self.point) + margin
         height = dot_rows(pos, self.normal, work.values)
         idx = np.flatnonzero(np.less(height, offset, out=work.mask))
         push = (offset - height[idx]).astype(pos.dtype)
-        normals = np.repeat(n[None, :], idx.size, axis=0)
+        normals = np.broadcast_to(self.normal.astype(pos.dtype)[:, None], (3, idx.size))
         return idx, normals, push
 
 
 def _friction(collider: Collider, default: float) -> float:
     value = default if collider.friction is None else collider.friction
     return min(max(float(value), 0.0), 1.0)
+
+
+def _movable_only(contacts: Contacts, movable: np.ndarray) -> Contacts:
+    idx, normals, push = contacts
+    keep = movable[idx]
+    if keep.all():
+        return idx, normals, push
+    return idx[keep], normals[:, keep], push[keep]
 
 
 def resolve_positions(
@@ -133,24 +149,23 @@ def resolve_positions(
     """
     total = 0
     for collider in colliders:
-        idx, normals, push = collider.contacts(pos, margin, scratch)
-        keep = movable[idx]
-        idx, normals, push = idx[keep], normals[keep], push[keep]
+        idx, normals, push = _movable_only(collider.contacts(pos, margin, scratch), movable)
         if not idx.size:
             continue
         total += idx.size
-        p = pos[idx] + normals * push[:, None]
+        p = take_columns(pos, idx)
+        p += normals * push
         mu = _friction(collider, friction)
         if mu > 0.0:
             # Coulomb: static while the tangential slip is within mu * push, else slowed by it
-            moved = p - prev[idx]
-            along = np.einsum("ij,ij->i", moved, normals)
-            tangential = moved - normals * along[:, None]
-            slip = np.sqrt(np.einsum("ij,ij->i", tangential, tangential))
+            tangential = p - take_columns(prev, idx)
+            along = np.einsum("ij,ij->j", tangential, normals)
+            tangential -= normals * along
+            slip = np.sqrt(np.einsum("ij,ij->j", tangential, tangential))
             limit = mu * push
             cut = np.where(slip <= limit, 1.0, limit / np.maximum(slip, 1e-30))
-            p -= tangential * cut[:, None].astype(p.dtype)
-        pos[idx] = p
+            p -= tangential * cut.astype(p.dtype)
+        put_columns(pos, idx, p)
     return total
 
 
@@ -165,17 +180,17 @@ def resolve_velocities(
     """Push movable points out, cancel inward normal velocity, scale the tangential part."""
     total = 0
     for collider in colliders:
-        idx, normals, push = collider.contacts(pos, margin)
-        keep = movable[idx]
-        idx, normals, push = idx[keep], normals[keep], push[keep]
+        idx, normals, push = _movable_only(collider.contacts(pos, margin), movable)
         if not idx.size:
             continue
         total += idx.size
-        pos[idx] += normals * push[:, None]
-        v = vel[idx]
-        along = np.einsum("ij,ij->i", v, normals)
-        normal_part = normals * np.minimum(along, 0.0)[:, None]
-        tangential = v - normals * along[:, None]
+        p = take_columns(pos, idx)
+        p += normals * push
+        put_columns(pos, idx, p)
+        v = take_columns(vel, idx)
+        along = np.einsum("ij,ij->j", v, normals)
+        normal_part = normals * np.minimum(along, 0.0)
+        tangential = v - normals * along
         mu = _friction(collider, friction)
-        vel[idx] = v - normal_part - mu * tangential
+        put_columns(vel, idx, v - normal_part - mu * tangential)
     return total

@@ -25,3 +25,27 @@ def dot_rows(rows: np.ndarray, vector: np.ndarray, out: np.ndarray) -> np.ndarra
         if vector[axis] != 0.0:
             out += rows[:, axis] * vector[axis]
     return out
+
+
+def take_columns(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``rows[idx, :3]`` as a contiguous ``(3, k)`` copy (one coordinate per row).
+
+    Float32 ``(N, 4)`` storage is gathered as one 16-byte complex item per row (a 2-D fancy
+    index is several times slower); per-point scalars then broadcast along the fast axis.
+    """
+    if rows.dtype == np.float32 and rows.flags.c_contiguous:
+        picked = np.take(rows.view(np.complex128).reshape(-1), idx).view(np.float32)
+        picked = picked.reshape(-1, 4)
+    else:
+        picked = np.take(rows, idx, axis=0)
+    return np.ascontiguousarray(picked[:, :3].T)
+
+
+def put_columns(rows: np.ndarray, idx: np.ndarray, columns: np.ndarray) -> None:
+    """``rows[idx, :3] = columns.T`` for ``(3, k)`` ``columns``; the 4th column becomes 0."""
+    full = np.zeros((idx.size, 4), dtype=rows.dtype)
+    full[:, :3] = columns.T
+    if rows.dtype == np.float32 and rows.flags.c_contiguous:
+        rows.view(np.complex128).reshape(-1)[idx] = full.view(np.complex128).reshape(-1)
+    else:
+        rows[idx] = full

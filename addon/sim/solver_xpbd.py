@@ -290,8 +290,14 @@ class XpbdSolver:
             over = np.flatnonzero(np.greater(dist2, t.limits_squared, out=t.over))
             if not over.size:
                 continue
+            # pulled back onto the sphere of radius limit around the pin: q + (p - q) * scale
+            rows = t.ends[over].view(np.float32).reshape(-1, 4)
             scale = t.limits[over] / np.sqrt(dist2[over])
-            pos[t.points[over]] = q[over] + p[over] * scale[:, None]
+            for axis in range(3):
+                column = rows[:, axis]
+                np.multiply(column, scale, out=column)
+            rows += t.anchors[over].view(np.float32).reshape(-1, 4)
+            points[t.points[over]] = rows.view(np.complex128).reshape(-1)
 
 
 def _limiter_level_count(settings: SimSettings) -> int:

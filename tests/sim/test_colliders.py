@@ -1,0 +1,73 @@
+"""Contact resolution against Coulomb's rule and the book's response, evaluated point by point."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from addon.sim.colliders import Plane, Sphere, resolve_positions, resolve_velocities
+from addon.sim.rows import put_columns, take_columns
+from addon.sim.solver_xpbd import XpbdSolver
+
+CENTRE = np.array([0.0, 0.0, 0.0])
+RADIUS, MARGIN, MU = 1.0, 0.01, 0.3
+
+
+def _expected_position(p: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """Pushed to the surface, tangential slip cut to mu * push (static below it)."""
+    d = p - CENTRE
+    dist = np.linalg.norm(d)
+    if dist >= RADIUS + MARGIN:
+        return p
+    n = d / dist
+    push = RADIUS + MARGIN - dist
+    out = p + n * push
+    moved = out - before
+    tangential = moved - n * (moved @ n)
+    slip = np.linalg.norm(tangential)
+    cut = 1.0 if slip <= MU * push else MU * push / slip
+    return out - tangential * cut
+
+
+def test_sphere_positions_match_the_rule_point_by_point() -> None:
+    before = np.array(
+        [[0.0, 0.0, 1.2], [0.3, 0.1, 1.0], [2.0, 0.0, 0.0], [0.5, 0.5, 0.6], [0.0, 0.9, 0.0]]
+    )
+    after = before + np.array(
+        [[0.0, 0.0, -0.3], [0.2, 0.0, -0.3], [0.0, 0.0, 0.0], [0.01, 0.0, -0.02], [0, 0, 0]]
+    )
+    pos, prev = XpbdSolver.make_state(after), XpbdSolver.make_state(before)
+    movable = np.array([True, True, True, True, False])
+    count = resolve_positions((Sphere(CENTRE, RADIUS),), pos, prev, movable, MARGIN, MU)
+    assert count == 3  # points 0, 1 and 3 are inside; 4 is inside but pinned
+    for i in range(4):
+        expected = _expected_position(after[i], before[i])
+        assert np.allclose(pos[i, :3], expected, atol=2e-6), i
+    assert (pos[4, :3] == after[4].astype(np.float32)).all()
+    assert (pos[:, 3] == 0).all()
+
+
+def test_plane_velocities_follow_the_book() -> None:
+    pos = np.array([[0.0, 0.0, -0.2, 0.0], [1.0, 1.0, 0.5, 0.0], [0.0, 2.0, 0.001, 0.0]])
+    vel = np.array([[1.0, 0.0, -2.0, 0.0], [0.0, 0.0, -1.0, 0.0], [0.5, 0.5, 3.0, 0.0]])
+    movable = np.ones(3, dtype=bool)
+    resolve_velocities((Plane((0, 0, 0), (0, 0, 1)),), pos, vel, movable, MARGIN, MU)
+    # 0: pushed to z = margin, inward z velocity removed, tangential x scaled by 1 - mu
+    assert np.allclose(pos[0], [0.0, 0.0, MARGIN, 0.0])
+    assert np.allclose(vel[0], [0.7, 0.0, 0.0, 0.0])
+    assert np.allclose(pos[1], [1.0, 1.0, 0.5, 0.0]) and np.allclose(vel[1], [0, 0, -1, 0])
+    # 2: inside the margin, moving out: outward normal velocity kept, tangential scaled
+    assert np.allclose(pos[2], [0.0, 2.0, MARGIN, 0.0])
+    assert np.allclose(vel[2], [0.35, 0.35, 3.0, 0.0])
+
+
+def test_columns_round_trip_for_both_storages() -> None:
+    for dtype in (np.float32, np.float64):
+        rows = np.arange(24, dtype=dtype).reshape(6, 4)
+        rows[:, 3] = 0
+        idx = np.array([4, 1, 5])
+        cols = take_columns(rows, idx)
+        assert cols.shape == (3, 3) and cols.flags.c_contiguous
+        assert (cols == rows[idx, :3].T).all()
+        put_columns(rows, idx, cols * 2)
+        assert (rows[idx, :3] == 2 * np.arange(24, dtype=dtype).reshape(6, 4)[idx, :3]).all()
+        assert (rows[:, 3] == 0).all()
