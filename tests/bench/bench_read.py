@@ -12,6 +12,11 @@ figure; medians of ``--runs`` runs. Our process also reports the time of ``read(
 (beside Assimp's own "import took" figure), its max RSS growth during ``read()`` and, in one
 extra run with tracemalloc on (it slows allocation, so that run is not timed), the traced
 peak; both against the bytes of the numpy arrays the document holds.
+
+Our process runs with ``OPENBLAS_NUM_THREADS=1``: numpy's OpenBLAS otherwise starts a worker
+thread at import that spins ~0.05 s on the other core (measured: CPU above wall time), work
+the reader never asks for and that Blender, which imported numpy long before, never sees.
+``--blas-threads`` keeps numpy's default.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ DATA = ROOT / "tests" / "bench" / "data"
 ASSIMP = "/usr/bin/assimp"
 TARGETS = {"txt": 1.0, "bin": 0.5, "bzip": None}  # at most this x Assimp's time
 MEMORY_TARGET = 3.0  # peak at most this x the document's arrays
+BLAS_THREADS = False  # --blas-threads: leave numpy's OpenBLAS threads on in our process
 _ASSIMP_TOOK = re.compile(rb"import took approx\. ([0-9.]+) seconds")
 
 
@@ -89,10 +95,14 @@ def worker(path: str, trace: bool) -> None:
 
 
 # -- the driver ---------------------------------------------------------------------------
-def run_process(cmd: list[str]) -> tuple[float, float, int, bytes]:
-    """Run ``cmd``: (wall seconds, CPU seconds, max RSS bytes, stdout)."""
+def run_process(
+    cmd: list[str], env: dict[str, str] | None = None
+) -> tuple[float, float, int, bytes]:
+    """Run ``cmd``: (wall seconds, CPU seconds, max RSS bytes, stdout); its system time too."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, env=env
+    )
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -100,14 +110,19 @@ def run_process(cmd: list[str]) -> tuple[float, float, int, bytes]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd!r} failed with exit code {proc.returncode}")
+    _SYSTEM_TIMES.append(usage.ru_stime)
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out
+
+
+_SYSTEM_TIMES: list[float] = []  # of every process run, in order (the loaded kernel's share)
 
 
 def ours(path: Path, trace: bool = False) -> tuple[float, float, int, dict[str, Any]]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path)]
     if trace:
         cmd.append("--trace")
-    wall, cpu, rss, out = run_process(cmd)
+    env = None if BLAS_THREADS else {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    wall, cpu, rss, out = run_process(cmd, env)
     return wall, cpu, rss, json.loads(out.splitlines()[-1])
 
 
@@ -125,12 +140,15 @@ def measure(path: Path, runs: int) -> dict[str, Any]:
     """Alternating runs of ours and Assimp on one file; medians and ratios."""
     o_wall, o_cpu, o_rss, r_wall, r_cpu, r_rss = [], [], [], [], [], []
     a_wall, a_cpu, a_rss, a_took = [], [], [], []
+    o_sys: list[float] = []
+    a_sys: list[float] = []
     arrays = 0
     for i in range(runs):
         order = (0, 1) if i % 2 == 0 else (1, 0)
         for who in order:
             if who == 0:
                 wall, cpu, rss, inner = ours(path)
+                o_sys.append(_SYSTEM_TIMES[-1])
                 o_wall.append(wall)
                 o_cpu.append(cpu)
                 o_rss.append(rss)
@@ -140,6 +158,7 @@ def measure(path: Path, runs: int) -> dict[str, Any]:
                 arrays = inner["arrays"]
             else:
                 wall, cpu, rss, took = assimp(path)
+                a_sys.append(_SYSTEM_TIMES[-1])
                 a_wall.append(wall)
                 a_cpu.append(cpu)
                 a_rss.append(rss)
@@ -151,11 +170,13 @@ def measure(path: Path, runs: int) -> dict[str, Any]:
         "runs": runs,
         "ours_wall": median(o_wall),
         "ours_cpu": median(o_cpu),
+        "ours_sys": median(o_sys),
         "ours_rss": median(o_rss),
         "read_wall": median(r_wall),
         "read_cpu": median(r_cpu),
         "assimp_wall": median(a_wall),
         "assimp_cpu": median(a_cpu),
+        "assimp_sys": median(a_sys),
         "assimp_rss": median(a_rss),
         "assimp_took": median(a_took),
         "arrays": arrays,
@@ -192,7 +213,16 @@ def table(results: dict[str, dict[str, Any]], load: tuple[float, float, float]) 
             f"{verdict}"
         )
     lines.append(
-        "wall/CPU: whole processes (ours: python start + read); read(): ours in-process wall, "
+        "of the CPU, system time (page faults, the loaded kernel): "
+        + ", ".join(
+            f"{fmt} ours {r['ours_sys']:.2f} assimp {r['assimp_sys']:.2f}"
+            for fmt, r in results.items()
+        )
+    )
+    lines.append(
+        ("numpy's BLAS threads: default" if BLAS_THREADS else "ours with OPENBLAS_NUM_THREADS=1")
+        + "; "
+        + "wall/CPU: whole processes (ours: python start + read); read(): ours in-process wall, "
         "took: Assimp's own import figure; RSS+: max RSS growth during read(); memory target "
         f"<= {MEMORY_TARGET:.0f}x arrays"
     )
@@ -207,7 +237,10 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--blas-threads", action="store_true", help="numpy's default BLAS threads")
     args = ap.parse_args()
+    global BLAS_THREADS
+    BLAS_THREADS = args.blas_threads
     if args.worker:
         worker(args.worker, args.trace)
         return 0
@@ -223,7 +256,9 @@ def main() -> int:
         results[fmt] = measure(path, args.runs)
     load = os.getloadavg()
     if args.json:
-        print(json.dumps({"load": load, "results": results}, indent=1))
+        print(
+            json.dumps({"load": load, "blas_threads": BLAS_THREADS, "results": results}, indent=1)
+        )
     else:
         print(table(results, load))
     return 0
