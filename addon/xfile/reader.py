@@ -28,6 +28,8 @@ def _load(source: object) -> tuple[bytes | mmap.mmap, str | None]:
 
     The parse copies what it keeps (numbers, strings; binary lists are viewed in place, then
     copied by the value stream), so the map is closed after it; compressed files are read.
+    The price of a map: a file truncated by another program during the read ends the process
+    (SIGBUS) instead of failing the parse; set ``_MAP_FROM`` very high to read instead.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), None
