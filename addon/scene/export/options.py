@@ -26,7 +26,9 @@ class ExportOptions:
     use_morphs: bool = True
     use_cloth: bool = True
     ticks_per_second: int = 4800  # AnimTicksPerSecond written (D3DX's own default)
-    compress_level: int = 6
+    #: zlib level of tzip/bzip: on the 1M grid level 1 took 0.6 s for 20.7 MB (bzip) and
+    #: 1.3 s for 33.9 MB (tzip), level 6 4.9 s for 23.4 MB and 6.2 s for 26.8 MB
+    compress_level: int = 1
 
     def conversion(self) -> Conversion:
         return Conversion.from_options(self.axis_forward, self.axis_up, self.global_scale)

@@ -37,18 +37,19 @@ def write(
     fmt: str | None = None,
     float_bits: int | None = None,
     *,
-    level: int = 6,
+    level: int = 1,
 ) -> bytes:
     """The whole file for ``doc``; format and float size default to the document's own."""
     fmt = fmt or doc.format or "txt"
     bits = float_bits or doc.float_bits or 32
     version = doc.version if doc.version in ("0302", "0303") else "0303"
     head = header(fmt, bits, version)
-    binary = fmt in ("bin", "bzip")
-    body = encode_binary(doc, bits) if binary else encode_text(doc, bits)
-    if fmt in ("tzip", "bzip"):
-        return head + compress(body, level)
-    return head + body
+    if fmt == "txt":
+        return encode_text(doc, bits, head)
+    if fmt == "bin":
+        return encode_binary(doc, bits, head)
+    body = encode_binary(doc, bits) if fmt == "bzip" else encode_text(doc, bits)
+    return head + compress(body, level)
 
 
 def write_file(
@@ -57,7 +58,7 @@ def write_file(
     fmt: str | None = None,
     float_bits: int | None = None,
     *,
-    level: int = 6,
+    level: int = 1,
 ) -> int:
     """Write ``doc`` to ``path``; returns the number of bytes written."""
     data = write(doc, fmt, float_bits, level=level)

@@ -233,9 +233,11 @@ def _leaf_kinds(layout: Layout) -> list[bool]:
     return [k == INT for k, _ in leaf_pattern(layout)]
 
 
-def encode_binary(doc: XDocument, float_bits: int) -> bytes:
-    """The body of a binary file (everything after the 16-byte header)."""
+def encode_binary(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
+    """The body of a binary file (everything after the 16-byte header), after ``head`` (the
+    header itself, so a big file is not copied once more to prepend it)."""
     encoder = BinaryEncoder(doc, float_bits)
+    encoder.out.chunks.append(head)
     for template in declarations(doc):
         encoder.template(template)
     for item in doc.objects:

@@ -15,7 +15,7 @@ WINDOW = 32768
 HEADER_SIZE = 16
 
 
-def compress(body: bytes, level: int = 6) -> bytes:
+def compress(body: bytes, level: int = 1) -> bytes:
     """``DWORD total size (header included)`` then the blocks, for the data after the header."""
     view = memoryview(body)
     out = [struct.pack("<I", len(body) + HEADER_SIZE)]

@@ -61,7 +61,7 @@ class TextEncoder:
         self.table = TemplateTable(doc.templates)
         self.float_bits = float_bits
         self.spec = FLOAT_SPEC[float_bits]
-        self.ragged_text: dict[int, tuple[Ragged, str]] = {}  # one Ragged used twice: one format
+        self.ragged_text: dict[int, tuple[Ragged, bytes]] = {}  # one Ragged used twice: one format
 
     def floats(self, values: Any) -> np.ndarray:
         """Values as the file's float size holds them: a 32-bit file prints each float32 (9
@@ -74,30 +74,30 @@ class TextEncoder:
             return a.astype(np.float32).astype(np.float64)
 
     # -- values --------------------------------------------------------------------------
-    def members(self, layout: Layout, values: dict[str, Any], where: str) -> str:
+    def members(self, layout: Layout, values: dict[str, Any], where: str) -> bytes:
         parts = []
         for m in layout.members:
             if m.name not in values:
                 raise XFileError(f"{where}: member {m.label} has no value")
             parts.append(self.member(m.kind, m.dims, m.sub, values[m.name], m.label))
-        return "".join(parts)
+        return b"".join(parts)
 
-    def member(self, kind: int, dims: Any, sub: Layout | None, value: Any, label: str) -> str:
+    def member(self, kind: int, dims: Any, sub: Layout | None, value: Any, label: str) -> bytes:
         if dims is None:
             if kind == INT:
-                return f"{int(value)};"
+                return b"%d;" % int(value)
             if kind == FLOAT:
-                return float_text(float(self.floats(value)), self.float_bits) + ";"
+                return (float_text(float(self.floats(value)), self.float_bits) + ";").encode()
             if kind == STR:
-                return quote(value) + ";"
+                return (quote(value) + ";").encode()
             assert sub is not None
-            return self.members(sub, value, label) + ";"
+            return self.members(sub, value, label) + b";"
         if kind == INT:
             return format_list(np.asarray(value), "%d", True)
         if kind == FLOAT:
             return format_list(self.floats(value), self.spec, False, sep=FLOAT_COMMA)
         if kind == STR:
-            return ",".join(quote(v) for v in value) + ";"
+            return (",".join(quote(v) for v in value) + ";").encode()
         assert sub is not None
         value = record_items(value, sub) or value
         if isinstance(value, Ragged):
@@ -120,25 +120,25 @@ class TextEncoder:
                 rows[:, columns] = self.floats(rows[:, columns])
             return format_rows(rows, specs, seps, sub.all_int)
         items = [self.members(sub, v, label) for v in value]
-        return (",\n".join(items) if items else "") + ";"
+        return b",\n".join(items) + b";"
 
-    def raw_values(self, values: list[Any]) -> str:
+    def raw_values(self, values: list[Any]) -> bytes:
         """Values of an object whose template is unknown, as they were read."""
         parts = []
         for v in values:
             if isinstance(v, str):
-                parts.append(quote(v) + ";")
+                parts.append((quote(v) + ";").encode())
             else:
                 parts.append(format_list(self.floats(v), self.spec, False, sep=FLOAT_COMMA))
-        return "\n".join(parts)
+        return b"\n".join(parts)
 
     # -- objects -------------------------------------------------------------------------
-    def obj(self, obj: XObject, depth: int, out: list[str]) -> None:
+    def obj(self, obj: XObject, depth: int, out: list[bytes]) -> None:
         pad = " " * depth
         head = f"{pad}{obj.template} {obj.name} {{\n" if obj.name else f"{pad}{obj.template} {{\n"
-        out.append(head)
+        out.append(head.encode())
         if obj.guid is not None:
-            out.append(f"{pad} {guid_text(obj.guid)}\n")
+            out.append(f"{pad} {guid_text(obj.guid)}\n".encode())
         layout = self.table.layout(obj.template)
         if layout is not None:
             body = self.members(layout, obj.members, obj.where or obj.template)
@@ -146,13 +146,13 @@ class TextEncoder:
             body = self.raw_values(list(obj.members.get("_values", [])))
         if body:
             out.append(body)
-            out.append("\n")
+            out.append(b"\n")
         for child in obj.children:
             if isinstance(child, XReference):
-                out.append(f"{pad} {reference_text(child)}\n")
+                out.append(f"{pad} {reference_text(child)}\n".encode())
             else:
                 self.obj(child, depth + 1, out)
-        out.append(f"{pad}}}\n")
+        out.append(f"{pad}}}\n".encode())
 
 
 def reference_text(ref: XReference) -> str:
@@ -162,16 +162,17 @@ def reference_text(ref: XReference) -> str:
     return f"{{ {inner} }}"
 
 
-def encode_text(doc: XDocument, float_bits: int) -> bytes:
-    """The body of a text file (everything after the 16-byte header)."""
+def encode_text(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
+    """The body of a text file (everything after the 16-byte header), after ``head`` (the
+    header itself, so a big file is not copied once more to prepend it)."""
     encoder = TextEncoder(doc, float_bits)
-    out: list[str] = ["\n"]
+    out: list[bytes] = [head, b"\n"]
     for template in declarations(doc):
-        out.append(template_text(template))
+        out.append(template_text(template).encode())
     for item in doc.objects:
         if isinstance(item, XReference):
-            out.append(reference_text(item) + "\n")
+            out.append((reference_text(item) + "\n").encode())
         else:
             encoder.obj(item, 0, out)
-            out.append("\n")
-    return "".join(out).encode("utf-8")
+            out.append(b"\n")
+    return b"".join(out)

@@ -1,0 +1,118 @@
+"""Vectorised text numbers: the spelling of Python's ``%.9g`` / ``%d`` in each array kind's
+punctuation, and float arrays of every kind (subnormals, +-0, inf, nan, extremes) that read
+back bit-identical through our reader and through Python's own ``float``."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from addon.xfile import XObject, read
+from addon.xfile.document import XDocument
+from addon.xfile.standard_templates import standard_templates
+from addon.xfile.writer import write
+from addon.xfile.writer.text_digits import render
+from addon.xfile.writer.text_numbers import format_list, format_ragged, format_rows
+
+MSVC = {"nan": "1.#QNAN0", "inf": "1.#INF00", "-inf": "-1.#INF00"}
+
+
+def g9(x: float) -> str:
+    """The reference spelling: Python's own correctly rounded ``%.9g`` of the float32."""
+    text = "%.9g" % float(np.float32(x))
+    return MSVC.get(text, text)
+
+
+def masses(values: np.ndarray, bits: int) -> np.ndarray:
+    obj = XObject("ClothMasses", members={"NumPoints": len(values), "Mass": values})
+    doc = XDocument(None, "txt", "0303", bits, standard_templates(), [], [obj])
+    back = read(write(doc, "txt", bits)).objects[0]
+    assert isinstance(back, XObject)
+    return np.asarray(back["Mass"])
+
+
+def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    """Bit-identical, except that any NaN matches any NaN."""
+    nan = np.isnan(want)
+    return bool((np.isnan(got) == nan).all() and (got[~nan].view(want.dtype) == want[~nan]).all())
+
+
+def special_float32() -> np.ndarray:
+    f = np.finfo(np.float32)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, f.max, -f.max, f.tiny, f.smallest_subnormal]
+    values += [1e-45, 3e-39, 1e-4, 9.99999e-5, 1e9, 999999999.0, 123456789.0, 0.1, 1 / 3]
+    return np.array(values, dtype=np.float32)
+
+
+def test_float32_spelling_is_percent_9g_for_random_bit_patterns() -> None:
+    rng = np.random.default_rng(3)
+    bits = rng.integers(0, 2**32, size=200_000, dtype=np.uint64).astype(np.uint32)
+    values = np.concatenate([bits.view(np.float32), special_float32()])
+    text = render(values, False, np.zeros(values.size, np.int8), [" "]).decode()
+    assert text.split(" ")[:-1] == [g9(x) for x in values]
+
+
+def test_float32_text_reads_back_exactly_through_python_float() -> None:
+    rng = np.random.default_rng(4)
+    bits = rng.integers(0, 2**32, size=100_000, dtype=np.uint64).astype(np.uint32)
+    values = bits.view(np.float32)
+    values = values[np.isfinite(values)]
+    tokens = render(values, False, np.zeros(values.size, np.int8), [" "]).decode().split()
+    back = np.array([float(t) for t in tokens]).astype(np.float32)
+    assert same_bits(back, values)
+
+
+float32_bits = st.integers(0, 2**32 - 1).map(lambda b: np.uint32(b).view(np.float32))
+float64_bits = st.integers(0, 2**64 - 1).map(lambda b: np.uint64(b).view(np.float64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(float32_bits | st.sampled_from(list(special_float32())), min_size=1, max_size=40))
+def test_random_float32_arrays_round_trip_bit_identical(values: list) -> None:
+    want = np.array(values, dtype=np.float32)
+    assert same_bits(masses(want.astype(np.float64), 32).astype(np.float32), want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(float64_bits | st.sampled_from([0.0, -0.0, np.nan, 5e-324, 1.7e308]), min_size=1))
+def test_random_float64_arrays_round_trip_bit_identical(values: list) -> None:
+    want = np.array(values, dtype=np.float64)
+    assert same_bits(masses(want, 64), want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=50), st.integers(1, 9))
+def test_integer_lists_match_python_formatting(values: list[int], per_line: int) -> None:
+    got = format_list(np.array(values, dtype=np.int64), "%d", True, per_line=per_line).decode()
+    lines = [values[i : i + per_line] for i in range(0, len(values), per_line)]
+    want = ",\n".join(",".join(str(v) for v in line) for line in lines) + ";"
+    assert got == want
+
+
+def test_float_lists_use_a_spaced_comma_and_line_breaks() -> None:
+    values = np.array([1.5, -0.0, 1e-7, 2.0, 1e20], dtype=np.float64)
+    got = format_list(values, "%.9g", False, per_line=2, sep=", ").decode()
+    assert got == "1.5, -0,\n1.00000001e-07, 2,\n1.00000002e+20;"
+
+
+def test_ragged_records_with_empty_ones_match_python_formatting() -> None:
+    records = [[3, 0, 1, 2], [0], [4, 10, 200, 3000, 45678], [1, 7], [0]]
+    flat = np.array([v for r in records for v in r], dtype=np.int64)
+    starts = np.cumsum([0] + [len(r) for r in records[:-1]])
+    got = format_ragged(flat, starts, "%d", True).decode()
+    want = ",\n".join(f"{r[0]};" + ",".join(map(str, r[1:])) + ";" for r in records) + ";"
+    assert got == want
+    assert got.endswith("1;7;,\n0;;;")
+
+
+def test_rows_mixing_integer_and_float_leaves() -> None:
+    """IndexedColor-like rows: an index, then four floats."""
+    rows = np.array([[0, 1.0, 0.5, 0.25, 1.0], [12345, 0.1, 0.0, -2.5, 3e-6]])
+    specs = ["%d"] + ["%.9g"] * 4
+    seps = [";", ", ", ", ", ", ", ";;"]
+    got = format_rows(rows, specs, seps, False).decode()
+    want = ",\n".join(
+        f"{int(r[0])};" + ", ".join(g9(x) for x in r[1:]) + ";;" for r in rows
+    ) + ";"
+    assert got == want
