@@ -4,7 +4,8 @@
 
 The run looks like a Mesh's data written with "%f" (``--style e``: "%e" like Assimp's writer,
 ``g``: "%g"): positions, quads (``4;a,b,c,d;,``), normals and UVs. Prints the median of
-several runs (the machine is shared and noisy) and the ratio against ``np.fromstring(sep=' ')`` on the same text with ``,`` and ``;`` made spaces.
+several runs (the machine is shared and noisy) and the ratio against ``np.fromstring(sep=' ')``
+on the same text with ``,`` and ``;`` made spaces.
 """
 
 from __future__ import annotations
