@@ -60,6 +60,7 @@ def snapshot() -> dict[str, Any]:
         "bones": sorted(b.name for o in objects if o.type == "ARMATURE" for b in o.data.bones),
         "meshes": {},
         "curves": {},
+        "fps": bpy.context.scene.render.fps / bpy.context.scene.render.fps_base,
     }
     for o in objects:
         owner = "<armature>" if o.type == "ARMATURE" else o.name  # armatures take the file's name

@@ -78,31 +78,32 @@ def _fixture(name: str, folder: Path) -> Path:
     return path
 
 
-#: the character's Wave set is spline with position and rotation keys at different times; the
-#: importer keys Blender at their union plus slerp samples, and the exporter cannot yet split
-#: them back per part (it keeps every key, exact at the keys); the re-import then finds no
-#: common key spacing, keeps the scene's 24 fps instead of 30, and the pose at frame 1 differs
-SPLINE_PARTS_GAP = pytest.mark.xfail(
-    reason="spline set with differently timed parts: keys kept, frame rate guessed otherwise",
-    strict=True,
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=SPLINE_PARTS_GAP) if n == "character" else n for n in sorted(FIXTURES)],
-)
+@pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_fixture_round_trips(name: str, tmp_path: Path) -> None:
     before, after, _ = round_trip(_fixture(name, tmp_path), tmp_path, "txt", 32)
     assert before["meshes"], name
     assert_same(before, after, TICK)
 
 
-@SPLINE_PARTS_GAP
 @pytest.mark.parametrize("fmt,bits", [("bin", 64), ("tzip", 64), ("bzip", 32)])
 def test_character_round_trips_in_every_format(fmt: str, bits: int, tmp_path: Path) -> None:
     before, after, _ = round_trip(_fixture("character", tmp_path), tmp_path, fmt, bits)
     assert_same(before, after, TICK)
+
+
+def test_spline_parts_keep_their_own_key_times(tmp_path: Path) -> None:
+    """Regression: the Wave set's Hip has spline positions and rotations at different times;
+    the exporter wrote the union (plus slerp samples) for every part, so the re-import saw
+    another curve and no common key spacing (24 fps guessed instead of 30)."""
+    from xof.addon.xfile import read
+
+    before, after, result = round_trip(_fixture("character", tmp_path), tmp_path, "txt", 32)
+    wave = next(s for s in read(result.filepath).scene().animation_sets if s.name == "Wave")
+    hip = next(a for a in wave.animations if a.frame_name == "Hip")
+    times = {t.key_type: np.asarray(t.times).tolist() for t in hip.tracks}
+    assert times[2] == [0, 480, 800, 1920]
+    assert times[0] == [0, 960, 1920]
+    assert after["fps"] == before["fps"] == 30
 
 
 def test_cloth_round_trip_keeps_masses_and_springs(tmp_path: Path) -> None:

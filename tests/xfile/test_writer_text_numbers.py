@@ -20,7 +20,7 @@ MSVC = {"nan": "1.#QNAN0", "inf": "1.#INF00", "-inf": "-1.#INF00"}
 
 def g9(x: float) -> str:
     """The reference spelling: Python's own correctly rounded ``%.9g`` of the float32."""
-    text = "%.9g" % float(np.float32(x))
+    text = f"{float(np.float32(x)):.9g}"
     return MSVC.get(text, text)
 
 
@@ -112,7 +112,5 @@ def test_rows_mixing_integer_and_float_leaves() -> None:
     specs = ["%d"] + ["%.9g"] * 4
     seps = [";", ", ", ", ", ", ", ";;"]
     got = format_rows(rows, specs, seps, False).decode()
-    want = ",\n".join(
-        f"{int(r[0])};" + ", ".join(g9(x) for x in r[1:]) + ";;" for r in rows
-    ) + ";"
+    want = ",\n".join(f"{int(r[0])};" + ", ".join(g9(x) for x in r[1:]) + ";;" for r in rows) + ";"
     assert got == want

@@ -10,6 +10,7 @@ and scale keys by the importer's own ``row_decompose``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
@@ -21,6 +22,7 @@ from ...xfile.writer import objects as xo
 from ..armature import read_matrix
 from ..rig_math import compose, row_decompose
 from .key_reduction import file_keys, is_constant
+from .part_keys import part_keys
 from .rig_export import bind_of
 from .space import FileSpace
 
@@ -155,23 +157,33 @@ def _static(target: object) -> dict[str, np.ndarray]:
     }
 
 
-def _keys(locals_file: np.ndarray, frames: np.ndarray, fps: float, tps: int,
-          plan: KeyPlan) -> list[XObject]:  # fmt: skip
+def _keys(locals_at: Callable[[np.ndarray], np.ndarray], frames: np.ndarray, fps: float,
+          tps: int, plan: KeyPlan) -> list[XObject]:  # fmt: skip
     """Rotation, scale and position keys; the importer's extra samples and the repeats of a
-    constant part left out (a constant part is one key, unless every part is constant)."""
-    pos, quat, scale = row_decompose(locals_file)
-    if plan.as_stored:
-        kept = file_keys(frames, pos, quat, scale, spline=not plan.linear)
-        frames, pos, quat, scale = frames[kept], pos[kept], quat[kept], scale[kept]
-    ticks = _ticks(frames, fps, tps)
+    constant part left out (a constant part is one key, unless every part is constant).
+
+    ``locals_at(frames)``: the file's local matrices at those scene frames. Spline sets get
+    each part's own key times back when they differ (:mod:`.part_keys`)."""
+    pos, quat, scale = row_decompose(locals_at(frames))
+    whole = np.arange(len(frames))
+    kept = {0: whole, 1: whole, 2: whole}
+    if plan.as_stored and not plan.linear and len(frames) >= 3:
+        mid_pos = row_decompose(locals_at((frames[:-1] + frames[1:]) / 2))[0]
+        split = part_keys(frames, pos, quat, scale, mid_pos)
+        if split is not None:
+            kept = {0: split.rot, 1: split.scale, 2: split.pos}
+    if plan.as_stored and kept[0] is whole:
+        common = file_keys(frames, pos, quat, scale, spline=not plan.linear)
+        kept = {0: common, 1: common, 2: common}
     parts = [(0, quat), (1, scale), (2, pos)]
-    constant = [is_constant(v, CONSTANT_TOLERANCE) for _, v in parts]
+    constant = [is_constant(v[kept[kind]], CONSTANT_TOLERANCE) for kind, v in parts]
     if all(constant):
         constant[0] = False
-    return [
-        xo.animation_key(kind, ticks[:1] if still else ticks, values[:1] if still else values)
-        for (kind, values), still in zip(parts, constant, strict=True)
-    ]
+    out = []
+    for (kind, values), still in zip(parts, constant, strict=True):
+        index = kept[kind][:1] if still else kept[kind]
+        out.append(xo.animation_key(kind, _ticks(frames[index], fps, tps), values[index]))
+    return out
 
 
 def _ticks(frames: np.ndarray, fps: float, tps: int) -> np.ndarray:
@@ -200,12 +212,16 @@ def armature_animations(
         if not len(frames):
             continue
         pose_bone = arm.pose.bones[name]
-        basis = _evaluate(channels, frames, _static(pose_bone), pose_bone.rotation_mode)
         rest = read_matrix(bone.matrix_local)
         bind = bind_of(bone)
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
-        local_b = np.linalg.inv(parent_bind) @ rest @ basis @ np.linalg.inv(rest) @ bind
-        keys = _keys(space.matrices(local_b), frames, fps, tps, plan)
+        left, right = np.linalg.inv(parent_bind) @ rest, np.linalg.inv(rest) @ bind
+
+        def locals_at(at: np.ndarray, pb=pose_bone, ch=channels, lr=(left, right)) -> np.ndarray:
+            basis = _evaluate(ch, at, _static(pb), pb.rotation_mode)
+            return space.matrices(lr[0] @ basis @ lr[1])
+
+        keys = _keys(locals_at, frames, fps, tps, plan)
         out.append(xo.animation(bone_names[name], keys, plan.cyclic, plan.linear))
     return out
 
@@ -221,7 +237,11 @@ def object_animation(
     frames = plan.frames
     if not len(frames):
         return None
-    basis = _evaluate(channels, frames, _static(obj), obj.rotation_mode)
-    local_b = read_matrix(obj.matrix_parent_inverse) @ basis
-    keys = _keys(space.matrices(local_b), frames, fps, tps, plan)
+    parent_inverse = read_matrix(obj.matrix_parent_inverse)
+
+    def locals_at(at: np.ndarray) -> np.ndarray:
+        basis = _evaluate(channels, at, _static(obj), obj.rotation_mode)
+        return space.matrices(parent_inverse @ basis)
+
+    keys = _keys(locals_at, frames, fps, tps, plan)
     return xo.animation(frame_name, keys, plan.cyclic, plan.linear)
