@@ -17,8 +17,11 @@ Speed (numpy): the state is ``(N, 4)`` float32 (x, y, z, 0), viewed as one compl
 point, so a colour group is gathered with one ``np.take`` and written back with one fancy
 assignment moving 16 bytes per index (a structure of arrays needs three times as many index
 operations and measured slower here); no point repeats inside a group, so no scatter-add
-is needed. Per-spring scaling is done per component on strided views, which numpy does far
-faster than broadcasting over a length-4 inner axis. Work buffers are preallocated.
+is needed. One group's projection is ``constraint_pass.solve_group`` (why its arithmetic is
+laid out that way is written there). Where the time goes at 10k points, 12 substeps (CPU per
+frame, loaded 2-core machine): constraint groups ~16.5 ms (~222 group solves, ~75 us each of
+which ~15-20 us is numpy call overhead), collisions ~2.8 ms, tethers ~2.2 ms, the rest ~1 ms.
+Work buffers are preallocated.
 """
 
 from __future__ import annotations
