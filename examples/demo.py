@@ -1,10 +1,12 @@
-"""`make demo`: import the bundled cloth flag, simulate it headless, save and render it.
+"""`make demo`: import the bundled cloth cape, simulate it headless, save and render it.
 
 Runs on the ``bpy`` module (no Blender binary): the extension is loaded from this checkout,
-``examples/flag.x`` (a 10 x 10 cloth with ClothMasses pinning its two top corners) is imported
-with ``bpy.ops.import_scene.x`` (the import enables xof cloth on it), a breeze is set, the
-timeline is played through xof's frame handler, and the result goes to ``out/demo.blend``
-(settings and cache included: reopen it and scrub) and ``out/demo.png`` (Workbench render).
+``examples/cape.x`` (a level 33 x 25 cloth whose ClothMasses pin five points of its far edge, and
+whose ClothSprings list its grid edges; written by ``examples/make_cape.py``) is imported with
+``bpy.ops.import_scene.x`` (the import enables xof cloth on it), it falls onto a ball in a
+breeze, the timeline is played through xof's frame handler, and the result goes to
+``out/demo.blend`` (settings and cache included: reopen it and scrub) and ``out/demo.png``
+(a Cycles render on the CPU).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAG = ROOT / "examples" / "flag.x"
+CAPE = ROOT / "examples" / "cape.x"
 OUT = ROOT / "out"
 
 
@@ -31,32 +33,36 @@ def load_extension() -> None:
 
 
 def stage() -> None:
-    """A camera, a sun and Workbench settings that show the flag's folds."""
+    """A camera, a sun, a sky and a small Cycles render that shows the cape's folds."""
     import bpy
     from mathutils import Vector
 
     scene = bpy.context.scene
     cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
     scene.collection.objects.link(cam)
-    cam.location = (4.2, -5.0, 2.2)
-    direction = Vector((0.0, 0.0, 1.0)) - cam.location
+    cam.location = (2.6, -3.6, 1.9)
+    direction = Vector((0.0, 0.0, 1.15)) - cam.location
     cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
     scene.camera = cam
     sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", "SUN"))
     scene.collection.objects.link(sun)
-    sun.rotation_euler = (0.7, 0.2, 0.5)
-    scene.render.engine = "BLENDER_WORKBENCH"
-    shading = scene.display.shading
-    shading.light = "STUDIO"
-    shading.color_type = "MATERIAL"
-    shading.show_shadows = True
-    shading.show_cavity = True
+    sun.rotation_euler = (0.6, 0.3, 0.9)
+    sun.data.energy = 3.0
+    world = bpy.data.worlds.new("Sky")
+    world.use_nodes = True
+    world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.55, 0.65, 0.8, 1)
+    world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.8
+    scene.world = world
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.samples = 24
+    scene.cycles.use_denoising = False
     scene.render.resolution_x, scene.render.resolution_y = 640, 480
     scene.render.resolution_percentage = 100
 
 
 def obstacles() -> object:
-    """A ball the breeze presses the flag onto and a floor: xof colliders (and scenery)."""
+    """A ball the wind presses the cape onto and a floor: xof colliders (and scenery)."""
     import bmesh
     import bpy
 
@@ -64,16 +70,16 @@ def obstacles() -> object:
     bpy.context.scene.collection.children.link(colliders)
     mesh = bpy.data.meshes.new("Ball")
     bm = bmesh.new()
-    bmesh.ops.create_uvsphere(bm, u_segments=32, v_segments=16, radius=0.45)
+    bmesh.ops.create_uvsphere(bm, u_segments=32, v_segments=16, radius=0.3)
     for face in bm.faces:
         face.smooth = True
     bm.to_mesh(mesh)
     bm.free()
     ball = bpy.data.objects.new("Ball", mesh)
-    ball.location = (0.1, 0.75, 0.9)
+    ball.location = (0.1, -0.55, 1.2)
     floor = bpy.data.objects.new("Floor", bpy.data.meshes.new("Floor"))
     floor.data.from_pydata([(-4, -4, 0), (4, -4, 0), (4, 4, 0), (-4, 4, 0)], [], [(0, 1, 2, 3)])
-    floor.location = (0.0, 0.0, -0.3)
+    floor.location = (0.0, 0.0, 0.0)
     for obj in (ball, floor):
         colliders.objects.link(obj)
     return colliders
@@ -89,30 +95,30 @@ def main() -> int:
 
     bpy.ops.wm.read_homefile(use_empty=True)
     load_extension()
-    print(f"xof demo: importing {FLAG.relative_to(ROOT)}")
-    if bpy.ops.import_scene.x(filepath=str(FLAG)) != {"FINISHED"}:
+    print(f"xof demo: importing {CAPE.relative_to(ROOT)}")
+    if bpy.ops.import_scene.x(filepath=str(CAPE)) != {"FINISHED"}:
         print("import failed", file=sys.stderr)
         return 1
-    flag = next(o for o in bpy.data.objects if o.type == "MESH")
-    props = flag.xof_physics
+    cape = next(o for o in bpy.data.objects if o.type == "MESH")
+    props = cape.xof_physics
     if not props.enabled:
-        print(f"{flag.name}: no cloth data was imported", file=sys.stderr)
+        print(f"{cape.name}: no cloth data was imported", file=sys.stderr)
         return 1
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, args.frames
     props.frame_start, props.frame_end = 1, args.frames
-    props.wind = (0.5, 3.0, 0.0)  # a breeze across the flag (N per point of mass 1)
+    props.wind = (0.6, -0.8, 0.0)  # a light breeze toward the camera (N per point of mass 1)
     props.collider_collection = obstacles()
-    props.collision_margin = 0.08  # a coarse 10 x 10 cloth collides at its vertices only
+    props.collision_margin = 0.02
     stage()
 
     started = time.perf_counter()
     for frame in range(1, args.frames + 1):
         scene.frame_set(frame)
     elapsed = time.perf_counter() - started
-    lowest = min((flag.matrix_world @ v.co).z for v in flag.data.vertices)
+    lowest = min((cape.matrix_world @ v.co).z for v in cape.data.vertices)
     print(
-        f"simulated {args.frames} frames of {len(flag.data.vertices)} points in "
+        f"simulated {args.frames} frames of {len(cape.data.vertices)} points in "
         f"{elapsed:.2f} s ({1e3 * elapsed / args.frames:.1f} ms/frame); cache "
         f"{props.cache_state.lower()}, lowest point z = {lowest:.3f}"
     )
