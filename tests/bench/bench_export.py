@@ -3,6 +3,7 @@ own C++ OBJ exporter on the same mesh, side by side in one process, medians of s
 
     .venv/bin/python tests/bench/make_grid.py        # once: tests/bench/data/grid_1000.*
     .venv/bin/python tests/bench/bench_export.py --runs 5
+    .venv/bin/python tests/bench/bench_export.py --runs 5 --before 6f4ca9a  # old writer too
 
 The grid is imported once (from its binary .X); each round then runs every exporter once, in
 turn, so machine load falls on all of them alike. Both sides write normals and UVs.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,10 +26,20 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def _package() -> None:
-    """Make the repository importable as ``xof`` (what Blender calls the extension here)."""
+def _package(before: str | None) -> None:
+    """Make the repository importable as ``xof`` (what Blender calls the extension here), and
+    the tree of commit ``before`` (extracted with ``git archive``) as ``xof_before``."""
     link_dir = Path(tempfile.mkdtemp(prefix="xof-bench-"))
     (link_dir / "xof").symlink_to(ROOT, target_is_directory=True)
+    if before:
+        old = link_dir / "xof_before"
+        old.mkdir()
+        tree = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", before, "addon", "operators", "__init__.py"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=tree, check=True)
     sys.path.insert(0, str(link_dir))
 
 
@@ -36,12 +48,13 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=1000, help="grid size (make_grid.py --n)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="folder for the written files")
+    parser.add_argument("--before", default=None, help="also time the exporter of this commit")
     args = parser.parse_args()
     source = DATA / f"grid_{args.n}.bin.x"
     if not source.is_file():
         print(f"{source} is missing: run tests/bench/make_grid.py --n {args.n}", file=sys.stderr)
         return 1
-    _package()
+    _package(args.before)
     import bpy
     from xof.addon.scene.export.exporter import export_scene
     from xof.addon.scene.export.options import ExportOptions
@@ -69,6 +82,14 @@ def main() -> int:
         "x bin": x_export("bin"),
         "x bzip": x_export("bzip"),
     }
+    if args.before:
+        from xof_before.addon.scene.export.exporter import export_scene as old_export
+        from xof_before.addon.scene.export.options import ExportOptions as OldOptions
+
+        for fmt in ("txt", "bin", "bzip"):
+            exporters[f"old {fmt}"] = lambda f=fmt: old_export(  # type: ignore[misc]
+                str(out / f"grid.old.{f}.x"), OldOptions(format=f)
+            )
     times: dict[str, list[float]] = {name: [] for name in exporters}
     for _ in range(args.runs):
         for name, run in exporters.items():
@@ -83,6 +104,7 @@ def main() -> int:
     )
     print(f"{'exporter':8s} {'seconds':>8s} {'x OBJ':>7s} {'MB':>8s}")
     sizes = {"obj": "grid.obj"} | {f"x {f}": f"grid.{f}.x" for f in ("txt", "bin", "bzip")}
+    sizes |= {f"old {f}": f"grid.old.{f}.x" for f in ("txt", "bin", "bzip")}
     for name, seconds in medians.items():
         size = (out / sizes[name]).stat().st_size / 1e6
         print(f"{name:8s} {seconds:8.2f} {seconds / base:7.2f} {size:8.1f}")

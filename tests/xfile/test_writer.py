@@ -169,3 +169,14 @@ def test_corpus_round_trips_to_equal_trees(corpus, fmt: str) -> None:  # type: i
             back = read(write(doc, fmt, bits))
             assert document_differences(doc, back, bits) == [], (path.name, bits)
             assert back.count_by_template() == doc.count_by_template()
+
+
+def test_write_file_writes_the_bytes_of_write(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Text goes to the file in pieces (no joined copy); the bytes are those of ``write``."""
+    from addon.xfile.writer import write_file
+
+    for fmt in FORMATS:
+        path = tmp_path / f"m.{fmt}.x"
+        size = write_file(path, doc_of(small_mesh()), fmt, 32)
+        assert path.read_bytes() == write(doc_of(small_mesh()), fmt, 32)
+        assert size == path.stat().st_size

@@ -19,10 +19,12 @@ COUNTS = re.compile(r"(Meshes|Bones|Animations|Animation Channels):\s+(\d+)")
 pytestmark = pytest.mark.skipif(ASSIMP is None, reason="assimp (assimp-utils) not installed")
 
 
-def assimp_counts(path: Path) -> dict[str, int] | None:
-    """Mesh, bone and animation counts as ``assimp info`` reports them; None if it fails."""
+def assimp_counts(path: Path, raw: bool = False) -> dict[str, int] | None:
+    """Mesh, bone and animation counts as ``assimp info`` reports them; None if it fails.
+    ``raw``: without post-processing (which splits and joins meshes by vertex format)."""
     assert ASSIMP is not None
-    run = subprocess.run([ASSIMP, "info", str(path)], capture_output=True, text=True, timeout=120)
+    command = [ASSIMP, "info", str(path)] + (["-r"] if raw else [])  # 5.2: file before -r
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         return None
     return {k: int(v) for k, v in COUNTS.findall(run.stdout)}

@@ -15,7 +15,7 @@ from ..document import XDocument
 from ..errors import XFileError
 from .binary_encoder import encode_binary
 from .mszip_writer import compress
-from .text_encoder import encode_text
+from .text_encoder import encode_text, text_parts
 
 FORMATS = ("txt", "bin", "tzip", "bzip")
 
@@ -32,6 +32,14 @@ def header(fmt: str, float_bits: int, version: str = "0303") -> bytes:
     return f"xof {version}{name}{float_bits:04d}".encode("ascii")
 
 
+def _choices(doc: XDocument, fmt: str | None, float_bits: int | None) -> tuple[str, int, bytes]:
+    """Format, float size (the document's own unless given) and the header they make."""
+    fmt = fmt or doc.format or "txt"
+    bits = float_bits or doc.float_bits or 32
+    version = doc.version if doc.version in ("0302", "0303") else "0303"
+    return fmt, bits, header(fmt, bits, version)
+
+
 def write(
     doc: XDocument,
     fmt: str | None = None,
@@ -40,10 +48,7 @@ def write(
     level: int = 1,
 ) -> bytes:
     """The whole file for ``doc``; format and float size default to the document's own."""
-    fmt = fmt or doc.format or "txt"
-    bits = float_bits or doc.float_bits or 32
-    version = doc.version if doc.version in ("0302", "0303") else "0303"
-    head = header(fmt, bits, version)
+    fmt, bits, head = _choices(doc, fmt, float_bits)
     if fmt == "txt":
         return encode_text(doc, bits, head)
     if fmt == "bin":
@@ -61,7 +66,13 @@ def write_file(
     level: int = 1,
 ) -> int:
     """Write ``doc`` to ``path``; returns the number of bytes written."""
-    data = write(doc, fmt, float_bits, level=level)
+    fmt, bits, head = _choices(doc, fmt, float_bits)
+    if fmt == "txt":  # the pieces go to the file as they are: 100 MB are not joined first
+        parts = text_parts(doc, bits, head)
+        with open(path, "wb") as handle:
+            handle.writelines(parts)
+        return sum(len(p) for p in parts)
+    data = write(doc, fmt, bits, level=level)
     with open(path, "wb") as handle:
         handle.write(data)
     return len(data)

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..allocation import settle_malloc
+
 #: values per vectorised step: keeps every temporary of a step in cache-sized arrays
-STEP = 1 << 16
+STEP = 1 << 14
 
 _ZERO = ord("0")
 _POW10_INT = 10 ** np.arange(19, dtype=np.int64)
@@ -204,9 +206,11 @@ def render(
     integer: np.ndarray | bool,
     suffix_ids: np.ndarray,
     suffixes: Sequence[str],
-) -> bytes:
+) -> list[bytes]:
     """``values`` (flat) each followed by ``suffixes[suffix_ids[i]]``; ``integer`` says which
-    values are written as integers (all, none, or a mask), the rest as float32."""
+    values are written as integers (all, none, or a mask), the rest as float32. The text comes
+    in pieces (one per step): joining 100 MB once more costs more than the file write."""
+    settle_malloc()  # chunk temporaries stay in the heap instead of being faulted in each time
     values = np.asarray(values).reshape(-1)
     table = suffix_words(suffixes)
     parts = []
@@ -218,7 +222,7 @@ def render(
         # one run of bytes per value (right-aligned number, left-aligned separator): the
         # mask copy is fastest on few runs
         parts.append(rows[rows != 0].tobytes())
-    return b"".join(parts)
+    return parts
 
 
 def _rows(values: np.ndarray, integer: np.ndarray | bool, tails: np.ndarray) -> np.ndarray:

@@ -61,7 +61,9 @@ class TextEncoder:
         self.table = TemplateTable(doc.templates)
         self.float_bits = float_bits
         self.spec = FLOAT_SPEC[float_bits]
-        self.ragged_text: dict[int, tuple[Ragged, bytes]] = {}  # one Ragged used twice: one format
+        self.ragged_text: dict[
+            int, tuple[Ragged, list[bytes]]
+        ] = {}  # one Ragged used twice: one format
 
     def floats(self, values: Any) -> np.ndarray:
         """Values as the file's float size holds them: a 32-bit file prints each float32 (9
@@ -75,29 +77,41 @@ class TextEncoder:
 
     # -- values --------------------------------------------------------------------------
     def members(self, layout: Layout, values: dict[str, Any], where: str) -> bytes:
-        parts = []
+        return b"".join(self.member_parts(layout, values, where))
+
+    def member_parts(self, layout: Layout, values: dict[str, Any], where: str) -> list[bytes]:
+        """The members' text in pieces (an object's body can be 100 MB: it is joined once, in
+        the file)."""
+        parts: list[bytes] = []
         for m in layout.members:
             if m.name not in values:
                 raise XFileError(f"{where}: member {m.label} has no value")
-            parts.append(self.member(m.kind, m.dims, m.sub, values[m.name], m.label))
-        return b"".join(parts)
+            value = values[m.name]
+            if m.dims is None:
+                parts.append(self.member(m.kind, m.dims, m.sub, value, m.label))
+            else:
+                parts += self.array(m.kind, m.sub, value, m.label)
+        return parts
 
     def member(self, kind: int, dims: Any, sub: Layout | None, value: Any, label: str) -> bytes:
-        if dims is None:
-            if kind == INT:
-                return b"%d;" % int(value)
-            if kind == FLOAT:
-                return (float_text(float(self.floats(value)), self.float_bits) + ";").encode()
-            if kind == STR:
-                return (quote(value) + ";").encode()
-            assert sub is not None
-            return self.members(sub, value, label) + b";"
+        if dims is not None:
+            return b"".join(self.array(kind, sub, value, label))
+        if kind == INT:
+            return b"%d;" % int(value)
+        if kind == FLOAT:
+            return (float_text(float(self.floats(value)), self.float_bits) + ";").encode()
+        if kind == STR:
+            return (quote(value) + ";").encode()
+        assert sub is not None
+        return self.members(sub, value, label) + b";"
+
+    def array(self, kind: int, sub: Layout | None, value: Any, label: str) -> list[bytes]:
         if kind == INT:
             return format_list(np.asarray(value), "%d", True)
         if kind == FLOAT:
             return format_list(self.floats(value), self.spec, False, sep=FLOAT_COMMA)
         if kind == STR:
-            return (",".join(quote(v) for v in value) + ";").encode()
+            return [(",".join(quote(v) for v in value) + ";").encode()]
         assert sub is not None
         value = record_items(value, sub) or value
         if isinstance(value, Ragged):
@@ -120,7 +134,7 @@ class TextEncoder:
                 rows[:, columns] = self.floats(rows[:, columns])
             return format_rows(rows, specs, seps, sub.all_int)
         items = [self.members(sub, v, label) for v in value]
-        return b",\n".join(items) + b";"
+        return [b",\n".join(items) + b";"]
 
     def raw_values(self, values: list[Any]) -> bytes:
         """Values of an object whose template is unknown, as they were read."""
@@ -129,7 +143,9 @@ class TextEncoder:
             if isinstance(v, str):
                 parts.append((quote(v) + ";").encode())
             else:
-                parts.append(format_list(self.floats(v), self.spec, False, sep=FLOAT_COMMA))
+                parts.append(
+                    b"".join(format_list(self.floats(v), self.spec, False, sep=FLOAT_COMMA))
+                )
         return b"\n".join(parts)
 
     # -- objects -------------------------------------------------------------------------
@@ -141,11 +157,11 @@ class TextEncoder:
             out.append(f"{pad} {guid_text(obj.guid)}\n".encode())
         layout = self.table.layout(obj.template)
         if layout is not None:
-            body = self.members(layout, obj.members, obj.where or obj.template)
+            body = self.member_parts(layout, obj.members, obj.where or obj.template)
         else:
-            body = self.raw_values(list(obj.members.get("_values", [])))
-        if body:
-            out.append(body)
+            body = [self.raw_values(list(obj.members.get("_values", [])))]
+        if any(body):
+            out.extend(body)
             out.append(b"\n")
         for child in obj.children:
             if isinstance(child, XReference):
@@ -165,6 +181,11 @@ def reference_text(ref: XReference) -> str:
 def encode_text(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
     """The body of a text file (everything after the 16-byte header), after ``head`` (the
     header itself, so a big file is not copied once more to prepend it)."""
+    return b"".join(text_parts(doc, float_bits, head))
+
+
+def text_parts(doc: XDocument, float_bits: int, head: bytes = b"") -> list[bytes]:
+    """:func:`encode_text` in pieces, for writing to a file without joining them first."""
     encoder = TextEncoder(doc, float_bits)
     out: list[bytes] = [head, b"\n"]
     for template in declarations(doc):
@@ -175,4 +196,4 @@ def encode_text(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
         else:
             encoder.obj(item, 0, out)
             out.append(b"\n")
-    return b"".join(out)
+    return out

@@ -66,13 +66,13 @@ def format_list(
     per_line: int = 8,
     last: str = ";",
     sep: str = ",",
-) -> bytes:
+) -> list[bytes]:
     """A primitive array: values joined by ``sep`` (``,`` and a line break every
     ``per_line``), then ``last``. An empty array is ``last`` alone."""
     flat = np.asarray(flat).reshape(-1)
     n = flat.size
     if n == 0:
-        return last.encode()
+        return [last.encode()]
     if integer or spec in _FAST_SPECS:
         ids = (np.arange(n) % per_line == per_line - 1).astype(np.int8)
         ids[-1] = 2
@@ -82,18 +82,18 @@ def format_list(
     head = format_units(line, per_line, flat[: full * per_line], integer)
     rest = flat[full * per_line :]
     tail = (sep.join([spec] * rest.size) + last) % tuple(_python_values(rest, integer))
-    return (head + (tail if integer else _fix_non_finite(tail, rest))).encode()
+    return [(head + (tail if integer else _fix_non_finite(tail, rest))).encode()]
 
 
 def format_rows(
     rows: np.ndarray, specs: list[str], seps: list[str], integer: bool, last: str = ";"
-) -> bytes:
+) -> list[bytes]:
     """A fixed-size struct array (one row per element): each leaf followed by its separator,
     elements joined by ``,`` and a line break, then ``last`` (``Vector``: ``x;y;z;,``)."""
     rows = np.asarray(rows)
     n = rows.shape[0] if rows.ndim else 0
     if n == 0:
-        return last.encode()
+        return [last.encode()]
     width = len(specs)
     flat = rows.reshape(n, width)
     if all(s in _FAST_SPECS for s in specs):
@@ -106,18 +106,18 @@ def format_rows(
     head = format_units(unit + ",\n", width, flat[:-1].reshape(-1), integer)
     tail_values = flat[-1].reshape(-1)
     tail = (unit + last) % tuple(_python_values(tail_values, integer))
-    return (head + (tail if integer else _fix_non_finite(tail, tail_values))).encode()
+    return [(head + (tail if integer else _fix_non_finite(tail, tail_values))).encode()]
 
 
 def format_ragged(
     flat: np.ndarray, starts: np.ndarray, spec: str, integer: bool, last: str = ";"
-) -> bytes:
+) -> list[bytes]:
     """``MeshFace``-like records ``[k, v1..vk]`` stored flat: ``k;v1,..,vk;`` joined by ``,``
     and a line break, then ``last``. Formats are built per distinct size, not per record."""
     flat = np.asarray(flat).reshape(-1)
     count = len(starts)
     if count == 0:
-        return last.encode()
+        return [last.encode()]
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.diff(np.append(starts, flat.size)) - 1
     if integer or spec in _FAST_SPECS:
@@ -138,12 +138,12 @@ def format_ragged(
             )
         text = "".join(parts)
         text = text if integer else _fix_non_finite(text, flat)
-    return (text[:-2] + last).encode()  # the last record ends the array, not ",\n"
+    return [(text[:-2] + last).encode()]  # the last record ends the array, not ",\n"
 
 
 def _ragged_fast(
     flat: np.ndarray, starts: np.ndarray, sizes: np.ndarray, integer: bool, last: str
-) -> bytes:
+) -> list[bytes]:
     # suffix ids: 0 ',' between values, 1 ';' after a count, 2 ';,\n' ends a record,
     # 3 ';;,\n' an empty record; 4 and 5 the same two ends for the array's last record
     ids = np.zeros(flat.size, dtype=np.int8)
