@@ -36,6 +36,7 @@ from .model import ClothModel, SpringKind
 from .rows import squared_lengths
 from .settings import SimSettings
 from .tethers import build_tethers
+from .work_state import WorkState, inverse_index
 
 # Measured on the 10k bench scene (see tests/bench/bench_solver.py): solving shear springs and
 # the limiters over 8+ springs every other substep (alternating, with twice the step so they
@@ -87,6 +88,7 @@ class XpbdSolver:
         largest = max((g.size for g in self.groups), default=0)
         self._buffers = PassBuffers(largest)
         self._views: list[GroupViews] = [self._buffers.views(g.size) for g in self.groups]
+        self._work = WorkState(n, 2 * largest)
         self._prev = np.zeros((n, 4), dtype=np.float32)
         self._moved = np.zeros((n, 4), dtype=np.float32)
         self._dt = -1.0
@@ -203,6 +205,7 @@ class XpbdSolver:
                     inv_b=inv[b],
                     limit=None if limit is None else limit[members].astype(np.float32),
                     hard_stiffness=None if hard is None else hard[members],
+                    inverse=inverse_index(np.concatenate([a, b]), n),
                 )
             )
 
@@ -277,9 +280,17 @@ class XpbdSolver:
         vel *= np.float32(1.0 / dt)
 
     def _solve_springs(self, points: np.ndarray, index: int = 0) -> None:
+        work = self._work
+        work.load(points)
         for g, views in zip(self.groups, self._views, strict=True):
-            if g.period == 1 or index % g.period == g.phase:
-                solve_group(points, g, views)
+            if g.period != 1 and index % g.period != g.phase:
+                continue
+            if g.inverse is None:
+                solve_group(work.points, g, views)
+            else:
+                solve_group(work.points, g, views, work.tail(g.ends.size))
+                work.permute(g.inverse)
+        work.store(points)
 
     def _solve_tethers(self, pos: np.ndarray) -> None:
         points = as_complex(pos)
