@@ -240,3 +240,13 @@ def test_assimp_reads_what_the_exporter_writes(corpus: Path, tmp_path: Path, nam
         assert got[key] == want[key], key
     written = sum(len(s.animations) for s in read(out).scene().animation_sets)
     assert got["Animation Channels"] == written
+
+
+def test_winding_order_of_uniform_faces() -> None:
+    """Faces [a, b, c, d] are written [a, d, c, b]; the all-same-size shortcut agrees."""
+    from xof.addon.scene.export.mesh_export import winding_order
+
+    np.testing.assert_array_equal(winding_order(np.array([4, 4])), [0, 3, 2, 1, 4, 7, 6, 5])
+    np.testing.assert_array_equal(winding_order(np.array([3, 3, 3])), [0, 2, 1, 3, 5, 4, 6, 8, 7])
+    np.testing.assert_array_equal(winding_order(np.array([3, 4])), [0, 2, 1, 3, 6, 5, 4])
+    assert winding_order(np.zeros(0, dtype=np.int64)).size == 0

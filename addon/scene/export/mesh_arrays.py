@@ -113,7 +113,7 @@ class VertexMap:
 
 
 def _consistent(per_loop: np.ndarray, loop_vertex: np.ndarray, n: int) -> bool:
-    per_vertex = np.zeros((n, per_loop.shape[1]))
+    per_vertex = np.zeros((n, per_loop.shape[1]), dtype=per_loop.dtype)
     per_vertex[loop_vertex] = per_loop
     return bool(np.array_equal(per_vertex[loop_vertex], per_loop))
 
@@ -144,6 +144,6 @@ def vertex_map(arrays: MeshArrays) -> VertexMap:
 
 def per_file_vertex(per_loop: np.ndarray, vmap: VertexMap) -> np.ndarray:
     """A per-corner array that is consistent per file vertex, as one row per file vertex."""
-    out = np.zeros((len(vmap.source), per_loop.shape[1]))
+    out = np.zeros((len(vmap.source), per_loop.shape[1]), dtype=per_loop.dtype)
     out[vmap.loop_vertex] = per_loop
     return out
