@@ -115,3 +115,19 @@ def test_rows_mixing_integer_and_float_leaves() -> None:
     got = b"".join(format_rows(rows, specs, seps, False)).decode()
     want = ",\n".join(f"{int(r[0])};" + ", ".join(g9(x) for x in r[1:]) + ";;" for r in rows) + ";"
     assert got == want
+
+
+def test_threaded_steps_keep_their_order(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Big arrays are formatted a few steps at a time in threads; the text is the same."""
+    from addon.xfile.writer import text_digits
+
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=9 * text_digits.STEP + 17).astype(np.float32)
+    ids = (np.arange(values.size) % 3 == 2).astype(np.int8)
+    monkeypatch.setattr(text_digits, "THREADS", 1)
+    alone = b"".join(render(values, False, ids, [", ", ",\n"]))
+    monkeypatch.setattr(text_digits, "THREADS", 3)
+    threaded = render(values, False, ids, [", ", ",\n"])
+    assert len(threaded) == 10
+    assert b"".join(threaded) == alone
+    assert alone.decode().replace(",\n", ", ").split(", ")[:-1] == [g9(x) for x in values]

@@ -10,7 +10,9 @@ Floats of 32-bit files are written with 9 significant digits in the spelling of 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -18,6 +20,8 @@ from ..allocation import settle_malloc
 
 #: values per vectorised step: keeps every temporary of a step in cache-sized arrays
 STEP = 1 << 14
+#: steps formatted at once on big arrays (numpy releases the GIL in its array loops)
+THREADS = min(4, os.cpu_count() or 1)
 
 _ZERO = ord("0")
 _POW10_INT = 10 ** np.arange(19, dtype=np.int64)
@@ -213,16 +217,21 @@ def render(
     settle_malloc()  # chunk temporaries stay in the heap instead of being faulted in each time
     values = np.asarray(values).reshape(-1)
     table = suffix_words(suffixes)
-    parts = []
-    for start in range(0, values.size, STEP):
+
+    def step(start: int) -> bytes:
         stop = min(values.size, start + STEP)
         tails = table[suffix_ids[start:stop]]
         kinds = integer if isinstance(integer, bool) else integer[start:stop]
         rows = _rows(values[start:stop], kinds, tails)
         # one run of bytes per value (right-aligned number, left-aligned separator): the
         # mask copy is fastest on few runs
-        parts.append(rows[rows != 0].tobytes())
-    return parts
+        return rows[rows != 0].tobytes()
+
+    starts = range(0, values.size, STEP)
+    if len(starts) < 2 * THREADS or THREADS < 2:
+        return [step(s) for s in starts]
+    with ThreadPoolExecutor(THREADS) as pool:  # numpy lets go of the GIL inside each array op
+        return list(pool.map(step, starts))
 
 
 def _rows(values: np.ndarray, integer: np.ndarray | bool, tails: np.ndarray) -> np.ndarray:
