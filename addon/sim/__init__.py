@@ -42,7 +42,11 @@ faster than ``settings.max_speed`` or a structural spring longer than ``settings
 x rest makes it restore the last good positions with zero velocity and add a warning.
 
 Never returns a point that moved faster than ``max_speed`` over the frame either (a
-constraint may snap a point far within a frame and leave it slow at its end).
+constraint may snap a point far within a frame and leave it slow at its end), with one
+exception: pins that jump farther in a frame than the cloth can follow (half of
+``max_speed`` x the frame step) carry the whole cloth rigidly with them (the best-fit
+rotation and shift of the pins, ``rigid_carry.py``), then the frame is simulated; a recovery
+also carries the last good state to the pins' new place.
 
 Solvers: ``solver_xpbd.XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
 tethers to pins, long-range stretch limiters for cloth: ``SimSettings.stretch_limit_levels``,

@@ -17,6 +17,7 @@ import numpy as np
 from .colliders import Collider
 from .guard import ExplosionGuard
 from .model import ClothModel
+from .rigid_carry import best_rigid_transform, carry, jump_too_far
 from .settings import SimSettings
 from .soft_body import pull_toward, substep_fraction, transformed
 from .solver_classic import ClassicSolver
@@ -93,6 +94,14 @@ class Simulator:
             fraction = substep_fraction(s.shape_stiffness, s.substeps)
             weights = (self.movable * fraction).astype(self.dtype)[:, None]
         pin_start = self.pos[self.pinned_ids, :3] if pin_end is not None else None
+        if (
+            pin_start is not None
+            and pin_end is not None
+            and jump_too_far(pin_start, pin_end, dt, s.max_speed)
+        ):
+            self._carry_with_pins(pin_end)
+            self._warn("pins jumped farther than the cloth can follow: carried with them")
+            pin_start = self.pos[self.pinned_ids, :3]
         sub_dt = dt / s.substeps
         hits = tuple(colliders)
         with np.errstate(all="ignore"):
@@ -127,7 +136,23 @@ class Simulator:
         np.copyto(self.pos, self._good_pos)
         self.vel.fill(0.0)
         if pin_end is not None:
-            self.pos[self.pinned_ids, :3] = pin_end
+            self._carry_with_pins(pin_end)
+        self._remember_good()
+
+    def _carry_with_pins(self, pin_end: np.ndarray) -> None:
+        """Move every point rigidly as the pins move to ``pin_end``, pins exactly there.
+
+        The moved state is the new reference of the guard (a rigid move is no explosion).
+        """
+        old = self.pos[self.pinned_ids, :3].astype(np.float64)
+        rotation, translation = best_rigid_transform(old, pin_end)
+        with np.errstate(all="ignore"):
+            carry(self.pos, self.vel, rotation, translation)
+        self.pos[self.pinned_ids, :3] = pin_end
+        if not (np.isfinite(self.pos).all() and np.isfinite(self.vel).all()):
+            np.copyto(self.pos, self._good_pos)  # beyond float range: stay, pins included
+            self.vel.fill(0.0)
+        self._remember_good()
 
     def _warn(self, text: str) -> None:
         if len(self.warnings) < MAX_WARNINGS:
