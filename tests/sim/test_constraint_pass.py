@@ -76,15 +76,18 @@ def test_limiter_pulls_only_when_longer_than_its_limit() -> None:
 
 
 def test_limited_spring_is_soft_within_and_hard_beyond_its_limit() -> None:
-    # (0, 1): length 1.33, rest 1.0, limit 1.2 -> hard toward 1.2; (4, 5): 0.5 < limit 0.8 ->
-    # soft toward rest 0.3
+    # (0, 1): length 1.33, rest 1.0, limit 1.2 -> the soft spring toward 1.0 and the hard
+    # limiter toward 1.2, both from the same start; (4, 5): 0.5 < limit 0.8 -> soft only
     g = _group(
         Mode.LIMITED_SPRING, [(0, 1), (4, 5)], [1.0, 0.3], [10.0, 10.0], INV,
         limit=np.array([1.2, 0.8], dtype=np.float32), hard_stiffness=np.array([1e6, 1e6]),
     )  # fmt: skip
     out = _solve(POINTS, g)
-    ra, rb = _reference(POINTS, 0, 1, 1.2, 1e6, INV[0], INV[1])
-    assert np.allclose(out[0], ra, atol=1e-5) and np.allclose(out[1], rb, atol=1e-5)
+    ha, hb = _reference(POINTS, 0, 1, 1.2, 1e6, INV[0], INV[1])
+    sa, sb = _reference(POINTS, 0, 1, 1.0, 10.0, INV[0], INV[1])
+    assert np.allclose(out[0], ha + sa - POINTS[0], atol=1e-5)
+    assert np.allclose(out[1], hb + sb - POINTS[1], atol=1e-5)
+    assert not np.allclose(out[0], ha, atol=1e-5)  # the soft part is there
     ra, rb = _reference(POINTS, 4, 5, 0.3, 10.0, INV[4], INV[5])
     assert np.allclose(out[4], ra, atol=1e-6) and np.allclose(out[5], rb, atol=1e-6)
 
