@@ -92,7 +92,7 @@ class Simulator:
         if s.kind == "SOFT":
             revert = self.solver.make_state(transformed(self.model.rest_positions, matrix))
             fraction = substep_fraction(s.shape_stiffness, s.substeps)
-            weights = (self.movable * fraction).astype(self.dtype)[:, None]
+            weights = np.repeat((self.movable * fraction).astype(self.dtype)[:, None], 4, 1)
         pin_start = self.pos[self.pinned_ids, :3] if pin_end is not None else None
         if (
             pin_start is not None
@@ -112,7 +112,7 @@ class Simulator:
                     pins = (pin_start + (pin_end - pin_start) * t).astype(self.dtype)
                 self.solver.substep(self.pos, self.vel, sub_dt, pins, hits, k - 1)
                 if revert is not None and weights is not None:
-                    pull_toward(self.pos, self.vel, revert, weights)
+                    pull_toward(self.pos, self.vel, revert, weights, self._pull_work)
             problem = self.guard.problem(self.pos, self.vel, self._good_pos, dt)
         if problem is None:
             self._remember_good()
@@ -125,6 +125,7 @@ class Simulator:
     def _set(self, pos: np.ndarray, vel: np.ndarray) -> None:
         self.pos = self.solver.make_state(pos)
         self.vel = self.solver.make_state(vel)
+        self._pull_work = np.empty_like(self.pos)
         self._remember_good()
 
     def _remember_good(self) -> None:
