@@ -20,10 +20,10 @@ def squared_lengths(rows: np.ndarray, out: np.ndarray, work: np.ndarray) -> np.n
 
 def dot_rows(rows: np.ndarray, vector: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``out[i] = rows[i, :3] . vector`` (``vector`` has 3 entries); ``out`` is ``(k,)``."""
-    np.multiply(rows[:, 0], vector[0], out=out)
-    for axis in (1, 2):
-        if vector[axis] != 0.0:
-            out += rows[:, axis] * vector[axis]
+    axes = [axis for axis in range(3) if vector[axis] != 0.0] or [0]  # a ground plane: one
+    np.multiply(rows[:, axes[0]], vector[axes[0]], out=out)
+    for axis in axes[1:]:
+        out += rows[:, axis] * vector[axis]
     return out
 
 
