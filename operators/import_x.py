@@ -82,6 +82,15 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         default=False,
     )
 
+    cloth_enable: BoolProperty(  # type: ignore[valid-type]
+        name="Simulate Cloth",
+        description=(
+            "Turn on xof's cloth simulation for meshes whose file gives ClothMasses or "
+            "ClothSprings (the data is imported either way)"
+        ),
+        default=True,
+    )
+
     armature_every_frame: BoolProperty(  # type: ignore[valid-type]
         name="Bones From Every Frame",
         description=(
@@ -129,6 +138,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             extra={
                 "morphs": {"keep_targets": self.morph_keep_targets, "loop_all": self.morph_loop},
                 "armature": {"every_frame": self.armature_every_frame},
+                "cloth": {"enable": self.cloth_enable},
                 "animation": {
                     "enabled": self.animation_enabled,
                     "scene_timing": self.animation_scene_timing,
@@ -209,6 +219,10 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         if body:
             body.prop(self, "morph_keep_targets")
             body.prop(self, "morph_loop")
+        header, body = layout.panel("XOF_import_cloth", default_closed=True)
+        header.label(text="Cloth")
+        if body:
+            body.prop(self, "cloth_enable")
         header, body = layout.panel("XOF_import_transform", default_closed=False)
         header.label(text="Transform")
         if body:
