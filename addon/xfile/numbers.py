@@ -26,7 +26,7 @@ import re
 
 import numpy as np
 
-from .allocation import settle_malloc
+from .allocation import Output, settle_malloc
 from .number_kernel import PAD, convert, work_buffer
 
 SEPARATORS = b" \t\n\r\v\f,;"
@@ -35,7 +35,13 @@ NUMBER_BYTES = b"0123456789+-.eE"
 # Largest stretch converted per vectorised step: temporaries of 0.2-2 MB, near the 1 MiB L2.
 # With malloc settled (allocation.settle_malloc) 128 KiB to 1 MiB steps measured within 3%.
 CHUNK_BYTES = 1 << 18
-FIRST_CHUNK_BYTES = 1 << 15  # the first step's size; steps double up to CHUNK_BYTES
+FIRST_CHUNK_BYTES = 1 << 10  # the first step's size, and the smallest
+# Peak memory within 10x the run's bytes plus a small constant (issue 7): a step's kernel
+# temporaries take up to 37 bytes per byte (measured on dense "1e1," tokens; "0," 33), so
+# steps grow with what is already read, not faster than the limit makes room for them.
+MEMORY_PER_BYTE = 10
+MEMORY_SLACK = 48 << 10  # of the tests' 64 KiB constant: the rest for small Python objects
+TEMPORARY_PER_BYTE = 40 + 4  # kernel temporaries, and the output's growth (4: "0,")
 SHORT_RUN_BYTES = 4096  # a run that ends this soon takes the plain path (numpy costs more)
 
 _RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
@@ -146,22 +152,33 @@ def _scan_plain(data: bytes | bytearray | memoryview, start: int) -> tuple[np.nd
 
 
 def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]:
-    """Vectorised, over stretches that end at separators, until a token holds the run's end."""
+    """Vectorised, over stretches that end at separators, until a token holds the run's end.
+
+    Values go to an :class:`~.allocation.Output` (grown in place in the reader).
+    """
     settle_malloc()
     n = len(data)
-    parts: list[np.ndarray] = []
+    out = Output()
     pos = start
-    size = max(1, min(FIRST_CHUNK_BYTES, CHUNK_BYTES))
+    end = n
     exponents = False  # the last chunk was full of exponent tokens ("%e" files)
     while pos < n:
-        stop = _stretch_end(data, pos, pos + size)
-        values, end, exponents = _convert_stretch(data, pos, stop, exponents)
-        parts.append(values)
-        if end is not None:
-            return np.concatenate(parts), end
+        stop = _stretch_end(data, pos, pos + _step_bytes(pos - start, out.held))
+        values, valid, run_stop, exponents = _convert_stretch(data, pos, stop, exponents)
+        out.append(values[:valid])
+        del values
+        if run_stop is not None:
+            end = run_stop
+            break
         pos = stop
-        size = min(2 * size, max(1, CHUNK_BYTES))
-    return (np.concatenate(parts) if parts else np.empty(0)), n
+    return out.result(), end
+
+
+def _step_bytes(done: int, held: int) -> int:
+    """The next stretch's size: what the memory limit on the bytes ``done`` leaves beside the
+    output (``held`` bytes, may grow by a quarter) for the step's temporaries."""
+    room = MEMORY_PER_BYTE * done + MEMORY_SLACK - held - held // 4
+    return max(1, min(CHUNK_BYTES, max(FIRST_CHUNK_BYTES, room // TEMPORARY_PER_BYTE)))
 
 
 def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
@@ -181,9 +198,10 @@ def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
 
 def _convert_stretch(
     data: bytes | bytearray, begin: int, end: int, exponents: bool = False
-) -> tuple[np.ndarray, int | None, bool]:
-    """Values of ``data[begin:end]``, where the run ends if it ends in there, and whether
-    exponent tokens were many (``exponents``: expect them, a hint for speed only)."""
+) -> tuple[np.ndarray, int, int | None, bool]:
+    """Values of ``data[begin:end]`` (the first ``valid`` of them), where the run ends if it
+    ends in there, and whether exponent tokens were many (``exponents``: expect them, a hint
+    for speed only)."""
     tokens = convert(work_buffer(data, begin, end), exponents)
     values = tokens.values
     shift = begin - PAD
@@ -199,5 +217,6 @@ def _convert_stretch(
             values[i] = convert_token(token, s)
             continue
         tail = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, s, stop)]
-        return np.concatenate([values[:i], np.array(tail, dtype=np.float64)]), stop, False
-    return values, None, tokens.exponents
+        values[i : i + len(tail)] = tail  # at most one: data[s:stop] holds no separator
+        return values, i + len(tail), stop, False
+    return values, len(values), None, tokens.exponents
