@@ -1,8 +1,7 @@
 """Every input that ever broke the reader is replayed: a document or XFileError, in time.
 
 Files are named ``<what>-<name>.x``: ``crash``/``hang``/``slow`` ones must now pass every
-limit; ``memory-numbers-*`` ones broke only the memory limit, inside ``numbers.py`` (owned
-by the numbers engineer): their memory check is an expected failure until that is fixed;
+limit; ``memory-numbers-*`` ones broke only the memory limit, inside ``numbers.py`` (fixed);
 ``*-dense-*`` ones are made of tiny objects or declarations, each costing ~0.5 KB of Python
 objects for ~20 bytes of file: linear, but above 10x (a limit of the document model).
 ``import-*`` files broke the Blender importer and are replayed by ``test_import_fuzz``.
@@ -29,8 +28,6 @@ def test_crasher_reads_or_fails_cleanly(path: Path) -> None:
 
 @pytest.mark.parametrize("path", READER, ids=lambda p: p.name)
 def test_crasher_memory_within_ten_times_its_size(path: Path, request) -> None:
-    if path.name.startswith("memory-numbers-"):
-        request.applymarker(pytest.mark.xfail(reason="scan_numbers: 20-80x the run's bytes"))
     if "-dense-" in path.name:  # ~0.5 KB of Python objects per 20-byte declaration
         request.applymarker(pytest.mark.xfail(reason="one Python object per tiny declaration"))
     outcome = run(path.read_bytes(), measure_memory=True)
