@@ -15,6 +15,8 @@ import numpy as np
 # A pin moving faster than this fraction of ``max_speed`` over one frame would drag free
 # points at about the guard's limit: the cloth cannot follow it.
 FOLLOWABLE_SPEED_FRACTION = 0.5
+SAME_PLACE = 1e-9  # pins spread less than this (relative to their coordinates): one place
+ON_A_LINE = 1e-6  # second spread of the pins below this x the first: they lie on a line
 
 
 def jump_too_far(old: np.ndarray, new: np.ndarray, frame_dt: float, max_speed: float) -> bool:
@@ -29,19 +31,53 @@ def jump_too_far(old: np.ndarray, new: np.ndarray, frame_dt: float, max_speed: f
 def best_rigid_transform(old: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rotation ``R`` (3, 3) and translation ``t`` minimising ``|R @ old + t - new|``.
 
-    One pin gives a pure translation; pins on a line leave the turn about that line free
-    (the smallest turn that fits is taken).
+    One pin (or pins all in one place) gives a pure shift. Pins on a line leave the turn
+    about that line free, and an SVD would pick one at random (a cloth hanging from two pins
+    that stay put could spin about them): the smallest turn taking the old line to the new
+    one is used instead.
     """
     old = np.asarray(old, np.float64).reshape(-1, 3)
     new = np.asarray(new, np.float64).reshape(-1, 3)
     old_centre, new_centre = old.mean(axis=0), new.mean(axis=0)
-    cross = (old - old_centre).T @ (new - new_centre)
-    u, _, vt = np.linalg.svd(cross)
-    flip = np.sign(np.linalg.det(vt.T @ u.T)) or 1.0
-    rotation = vt.T @ np.diag([1.0, 1.0, flip]) @ u.T
+    a, b = old - old_centre, new - new_centre
+    spread = np.linalg.svd(a, compute_uv=False)
+    rotation = np.eye(3)
+    if spread.size and spread[0] > SAME_PLACE * (1.0 + float(np.abs(old).max())):
+        if spread.size < 2 or spread[1] <= ON_A_LINE * spread[0]:
+            far = int(np.argmax((a * a).sum(axis=1)))
+            rotation = smallest_turn(a[far], b[far])
+        else:
+            u, _, vt = np.linalg.svd(a.T @ b)
+            flip = np.sign(np.linalg.det(vt.T @ u.T)) or 1.0
+            rotation = vt.T @ np.diag([1.0, 1.0, flip]) @ u.T
     if not np.isfinite(rotation).all():
         rotation = np.eye(3)
     return rotation, new_centre - rotation @ old_centre
+
+
+def smallest_turn(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The rotation by the smallest angle turning direction ``start`` to direction ``end``."""
+    length_start, length_end = np.linalg.norm(start), np.linalg.norm(end)
+    if not (length_start > 0.0 and length_end > 0.0):
+        return np.eye(3)
+    u, v = start / length_start, end / length_end
+    axis = np.cross(u, v)
+    sin, cos = float(np.linalg.norm(axis)), float(u @ v)
+    if sin <= 1e-12:
+        if cos > 0.0:
+            return np.eye(3)
+        # half a turn about any axis square to u
+        other = np.eye(3)[int(np.argmin(np.abs(u)))]
+        axis = np.cross(u, other)
+        axis /= np.linalg.norm(axis)
+        return 2.0 * np.outer(axis, axis) - np.eye(3)
+    k = _cross_matrix(axis / sin)
+    return np.eye(3) + sin * k + (1.0 - cos) * (k @ k)
+
+
+def _cross_matrix(axis: np.ndarray) -> np.ndarray:
+    x, y, z = axis
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def carry(

@@ -35,6 +35,28 @@ def test_one_pin_is_a_pure_shift() -> None:
     np.testing.assert_allclose(translation, [3.0, -2.0, 0.0])
 
 
+def test_two_pins_that_stay_give_no_turn() -> None:
+    # fuzz find: an SVD of two fixed pins turned the cloth about the line through them
+    old = np.array([[0.0, 0.0, 0.0], [1e6, 1e6, 1e6]])
+    rotation, translation = best_rigid_transform(old, old)
+    np.testing.assert_array_equal(rotation, np.eye(3))
+    np.testing.assert_array_equal(translation, [0.0, 0.0, 0.0])
+    rotation, _ = best_rigid_transform(np.zeros((2, 3)), np.array([[0, 0, 0], [1.0, 1, 1]]))
+    np.testing.assert_array_equal(rotation, np.eye(3))  # pins in one place: a shift only
+
+
+def test_two_pins_turned_give_the_smallest_turn() -> None:
+    old = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    new = np.array([[5.0, 5.0, 5.0], [5.0, 7.0, 5.0]])  # the line turned 90 degrees about z
+    rotation, translation = best_rigid_transform(old, new)
+    np.testing.assert_allclose(rotation, _turn((0.0, 0.0, 1.0), 90.0), atol=1e-12)
+    np.testing.assert_allclose(rotation @ old.T + translation[:, None], new.T, atol=1e-12)
+    back = np.array([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])  # half a turn: still a rotation
+    rotation, translation = best_rigid_transform(old, back)
+    np.testing.assert_allclose(rotation @ old.T + translation[:, None], back.T, atol=1e-12)
+    assert np.isclose(np.linalg.det(rotation), 1.0)
+
+
 def test_carry_turns_velocities_and_moves_positions() -> None:
     pos = np.array([[1.0, 0.0, 0.0, 0.0]], np.float32)
     vel = np.array([[2.0, 0.0, 0.0, 0.0]], np.float32)
