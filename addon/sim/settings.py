@@ -55,7 +55,8 @@ class SimSettings:
     fps: float = 24.0
     tethers: bool = True  # XPBD: keep free points within their rest distance of the pins
     tether_pins: int = 2  # how many nearest pins each free point is tethered to
-    stretch_limit_levels: int = 3  # XPBD cloth: limiters over 2, 4, 8 ... springs (0 = none)
+    stretch_limit_levels: int = 3  # XPBD cloth: limiters over 2, 4, 8 ... springs (0 = none),
+    # counted for a cloth 100 springs across: one more per doubling (solver_xpbd.py)
     max_speed: float = 1.0e3  # m/s; a free point faster than this counts as an explosion
     max_stretch: float = 10.0  # a structural spring longer than this x rest = explosion
 
