@@ -7,7 +7,8 @@ Every figure is a median over ``--runs`` runs of the per-frame median (the machi
 shared and noisy):
 
 - xof handler time per frame (timed by handlers placed just before and after ours) and the
-  whole ``scene.frame_set`` time, 10k vertices for ``--frames`` frames, with the stretch of
+  whole ``scene.frame_set`` time, wall and process CPU time side by side (on a shared machine
+  wall time includes waiting for a core), 10k vertices for ``--frames`` frames, with the stretch of
   the structural springs (mean and 99th percentile of |len / rest - 1|) at the last frame
   and the worst over all frames; 40k vertices (frames/s); soft body at 10k; cached frames.
 - Blender's native Cloth modifier (quality 5, defaults otherwise, pins in the pin group, the
@@ -17,6 +18,7 @@ shared and noisy):
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -41,13 +43,15 @@ class HandlerTimer:
 
     def __init__(self) -> None:
         self.samples: list[float] = []
-        self._t0 = 0.0
+        self.cpu_samples: list[float] = []
+        self._t0 = self._c0 = 0.0
 
     def before(self, *_args: Any) -> None:
-        self._t0 = time.perf_counter()
+        self._t0, self._c0 = time.perf_counter(), time.process_time()
 
     def after(self, *_args: Any) -> None:
         self.samples.append(time.perf_counter() - self._t0)
+        self.cpu_samples.append(time.process_time() - self._c0)
 
     def install(self) -> None:
         from xof.operators import sim_handler
@@ -127,12 +131,14 @@ def run_xof(n: int, frames: int, kind: str = "CLOTH") -> dict[str, float]:
     rest = fx.positions(obj).astype(np.float64)
     rest_len = np.linalg.norm(rest[edges[:, 1]] - rest[edges[:, 0]], axis=1)
     whole: list[float] = []
+    whole_cpu: list[float] = []
     worst_mean = worst_p99 = 0.0
     finite = True
     for f in range(1, frames + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         scene.frame_set(f)
         whole.append(time.perf_counter() - t0)
+        whole_cpu.append(time.process_time() - c0)
         if kind == "CLOTH" and (f % 10 == 0 or f == frames):
             s = stretch(obj, edges, rest_len)
             worst_mean = max(worst_mean, float(s.mean()))
@@ -140,6 +146,7 @@ def run_xof(n: int, frames: int, kind: str = "CLOTH") -> dict[str, float]:
     final = stretch(obj, edges, rest_len)
     finite = bool(np.isfinite(fx.positions(obj)).all())
     stepped = timer.samples[1:]  # frame 1 is the reset
+    stepped_cpu = timer.cpu_samples[1:]
     # cached frames: scrub back through what was simulated
     timer.samples.clear()
     for f in range(frames, 1, -max(1, frames // 50)):
@@ -151,7 +158,9 @@ def run_xof(n: int, frames: int, kind: str = "CLOTH") -> dict[str, float]:
     warnings = cloth_runtime.peek_runtime(obj).warnings
     return {
         "handler_ms": 1e3 * statistics.median(stepped),
+        "handler_cpu_ms": 1e3 * statistics.median(stepped_cpu),
         "frame_set_ms": 1e3 * statistics.median(whole[1:]),
+        "frame_set_cpu_ms": 1e3 * statistics.median(whole_cpu[1:]),
         "cached_ms": 1e3 * statistics.median(cached),
         "mean_stretch": float(final.mean()),
         "p99_stretch": float(np.percentile(final, 99)),
@@ -162,16 +171,18 @@ def run_xof(n: int, frames: int, kind: str = "CLOTH") -> dict[str, float]:
     }
 
 
-def run_native(n: int, frames: int) -> float:
+def run_native(n: int, frames: int) -> tuple[float, float]:
+    """Median wall and CPU ms per ``frame_set`` (CPU may exceed wall: Blender's threads)."""
     build_scene(n, native=True)
     scene = bpy.context.scene
     scene.frame_set(1)
-    times = []
+    times, cpu = [], []
     for f in range(2, frames + 2):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         scene.frame_set(f)
         times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
+        cpu.append(time.process_time() - c0)
+    return 1e3 * statistics.median(times), 1e3 * statistics.median(cpu)
 
 
 def median_of(runs: list[dict[str, float]], key: str) -> float:
@@ -197,8 +208,12 @@ def main() -> int:
 
     h = median_of(cloth, "handler_ms")
     whole = median_of(cloth, "frame_set_ms")
-    print(f"10k cloth, {args.frames} frames, median of {args.runs} runs:")
-    print(f"  xof handler {h:.2f} ms/frame; whole frame_set {whole:.2f} ms/frame")
+    print(f"load average: {os.getloadavg()}")
+    print(f"10k cloth, {args.frames} frames, median of {args.runs} runs (wall / CPU):")
+    print(
+        f"  xof handler {h:.2f} / {median_of(cloth, 'handler_cpu_ms'):.2f} ms/frame; whole "
+        f"frame_set {whole:.2f} / {median_of(cloth, 'frame_set_cpu_ms'):.2f} ms/frame"
+    )
     print(f"  cached frames: handler {median_of(cloth, 'cached_ms'):.3f} ms")
     print(
         f"  stretch at the last frame: mean {100 * median_of(cloth, 'mean_stretch'):.2f} %, "
@@ -211,20 +226,27 @@ def main() -> int:
         f"{max(r['warnings'] for r in cloth):.0f}"
     )
     if native:
-        nat = statistics.median(native)
+        nat = statistics.median(w for w, _ in native)
+        nat_cpu = statistics.median(c for _, c in native)
+        cpu_whole = median_of(cloth, "frame_set_cpu_ms")
         print(
-            f"  Blender Cloth modifier (quality 5): {nat:.1f} ms/frame "
+            f"  Blender Cloth modifier (quality 5): {nat:.1f} / {nat_cpu:.1f} ms/frame "
             f"({args.native_frames} frames) -> xof frame_set is {nat / whole:.1f}x faster "
-            f"(handler alone {nat / h:.1f}x)"
+            f"by wall time (handler alone {nat / h:.1f}x), {nat_cpu / cpu_whole:.1f}x by CPU"
         )
     bh = median_of(big, "frame_set_ms")
+    bh_cpu = median_of(big, "frame_set_cpu_ms")
     print(
-        f"40k cloth, {args.big_frames} frames: handler {median_of(big, 'handler_ms'):.1f} ms, "
-        f"frame_set {bh:.1f} ms/frame = {1e3 / bh:.1f} frames/s"
+        f"40k cloth, {args.big_frames} frames (wall / CPU): handler "
+        f"{median_of(big, 'handler_ms'):.1f} / {median_of(big, 'handler_cpu_ms'):.1f} ms, "
+        f"frame_set {bh:.1f} / {bh_cpu:.1f} ms/frame = {1e3 / bh:.1f} / {1e3 / bh_cpu:.1f} "
+        f"frames/s; stretch at the last frame p99 {100 * median_of(big, 'p99_stretch'):.2f} %"
     )
     print(
-        f"10k soft body: handler {median_of(soft, 'handler_ms'):.2f} ms/frame, "
-        f"frame_set {median_of(soft, 'frame_set_ms'):.2f} ms/frame"
+        f"10k soft body (wall / CPU): handler {median_of(soft, 'handler_ms'):.2f} / "
+        f"{median_of(soft, 'handler_cpu_ms'):.2f} ms/frame, frame_set "
+        f"{median_of(soft, 'frame_set_ms'):.2f} / "
+        f"{median_of(soft, 'frame_set_cpu_ms'):.2f} ms/frame"
     )
     return 0
 
