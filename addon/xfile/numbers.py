@@ -154,16 +154,25 @@ def _scan_plain(data: bytes | bytearray | memoryview, start: int) -> tuple[np.nd
 def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]:
     """Vectorised, over stretches that end at separators, until a token holds the run's end.
 
-    Values go to an :class:`~.allocation.Output` (grown in place in the reader).
+    Values go to an :class:`~.allocation.Output` (grown in place in the reader). Steps are
+    as big as the memory limit allows on the bytes the run surely has: those read, or more
+    when a regex proves the run goes on (600 MB/s, 3x the conversion: full steps at once).
     """
     settle_malloc()
     n = len(data)
     out = Output()
     pos = start
+    known = start  # the run surely reaches this far
+    proving = True  # until the run's end is seen or steps are full without a proof
     end = n
     exponents = False  # the last chunk was full of exponent tokens ("%e" files)
     while pos < n:
-        stop = _stretch_end(data, pos, pos + _step_bytes(pos - start, out.held))
+        known = max(known, pos)
+        if proving:
+            want = start + _run_bytes_for(CHUNK_BYTES, out.held)
+            if want > known:
+                known, proving = _proven_end(data, known, min(n, want + CHUNK_BYTES))
+        stop = _stretch_end(data, pos, pos + _step_bytes(known - start, out.held))
         values, valid, run_stop, exponents = _convert_stretch(data, pos, stop, exponents)
         out.append(values[:valid])
         del values
@@ -174,11 +183,38 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
     return out.result(), end
 
 
-def _step_bytes(done: int, held: int) -> int:
-    """The next stretch's size: what the memory limit on the bytes ``done`` leaves beside the
+def _step_bytes(run: int, held: int) -> int:
+    """The next stretch's size: what the memory limit on ``run`` bytes leaves beside the
     output (``held`` bytes, may grow by a quarter) for the step's temporaries."""
-    room = MEMORY_PER_BYTE * done + MEMORY_SLACK - held - held // 4
+    room = MEMORY_PER_BYTE * run + MEMORY_SLACK - held - held // 4
     return max(1, min(CHUNK_BYTES, max(FIRST_CHUNK_BYTES, room // TEMPORARY_PER_BYTE)))
+
+
+def _run_bytes_for(step: int, held: int) -> int:
+    """The run's length at which :func:`_step_bytes` allows ``step`` bytes."""
+    need = held + held // 4 + TEMPORARY_PER_BYTE * step - MEMORY_SLACK
+    return max(0, need) // MEMORY_PER_BYTE + 1
+
+
+def _proven_end(data: bytes | bytearray, pos: int, limit: int) -> tuple[int, bool]:
+    """How far the run from before ``pos`` surely goes, looking up to ``limit``, and whether it
+    may go further. Up to its last separator: a name glued to its last token drops that token;
+    an MSVC ``#`` stops the regex early, which is safe."""
+    m = _RUN_BYTES.match(data, pos, limit)
+    stop = m.end() if m else pos
+    if stop >= len(data):
+        return stop, False
+    cut = _last_separator(data, pos, stop)
+    return (cut + 1 if cut >= 0 else pos), stop >= limit
+
+
+def _last_separator(data: bytes | bytearray, pos: int, limit: int) -> int:
+    """Offset of the last separator in ``data[pos:limit]``, -1 if none."""
+    near = max(pos, limit - 256)  # a separator is almost always close: no scan of the stretch
+    cut = max(data.rfind(c, near, limit) for c in _SEPARATOR_BYTES)
+    if cut < near and near > pos:
+        cut = max(data.rfind(c, pos, near) for c in _SEPARATOR_BYTES)
+    return cut
 
 
 def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
@@ -186,10 +222,7 @@ def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
     n = len(data)
     if limit >= n:
         return n
-    near = max(pos, limit - 256)  # a separator is almost always close: no scan of the stretch
-    cut = max(data.rfind(c, near, limit) for c in _SEPARATOR_BYTES)
-    if cut < near and near > pos:
-        cut = max(data.rfind(c, pos, near) for c in _SEPARATOR_BYTES)
+    cut = _last_separator(data, pos, limit)
     if cut >= pos:
         return cut + 1
     m = _SEPARATOR.search(data, limit)  # one token longer than the stretch: take it whole
