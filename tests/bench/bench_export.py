@@ -13,6 +13,7 @@ Targets (issue 8): text <= 1.5x and binary <= 0.5x the OBJ exporter.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
 import statistics
 import subprocess
@@ -108,6 +109,10 @@ def main() -> int:
     for name, seconds in medians.items():
         size = (out / sizes[name]).stat().st_size / 1e6
         print(f"{name:8s} {seconds:8.2f} {seconds / base:7.2f} {size:8.1f}")
+    if args.before:  # the point of a faster writer is the same file
+        for f in ("txt", "bin", "bzip"):
+            same = filecmp.cmp(out / f"grid.{f}.x", out / f"grid.old.{f}.x", shallow=False)
+            print(f"{f}: {'identical to' if same else 'DIFFERS from'} {args.before}'s file")
     text, binary = medians["x txt"] / base, medians["x bin"] / base
     print(f"targets: text {text:.2f}x <= 1.5x, binary {binary:.2f}x <= 0.5x")
     return 0

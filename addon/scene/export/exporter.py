@@ -291,7 +291,10 @@ def build_document(
     if view_layer is not None:
         view_layer.update()  # matrix_world is stale until the depsgraph runs (e.g. after import)
     st = _State(
-        options, FileSpace(options.conversion()), result, MaterialTable(NameTable(), folder)
+        options,
+        FileSpace(options.conversion(), options.float_bits),
+        result,
+        MaterialTable(NameTable(), folder),
     )
     st.materials.names = st.names
     objects = _chosen_objects(context, options)

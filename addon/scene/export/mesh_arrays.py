@@ -71,20 +71,18 @@ def read_mesh(
         corner_verts = _attribute(mesh, ".corner_vert", "value", loops, np.int32)
     else:  # pragma: no cover
         corner_verts = _get(mesh.loops, "vertex_index", loops, 1, np.int32)
-    out = MeshArrays(positions.astype(np.float64), sizes, corner_verts.astype(np.int64))
+    out = MeshArrays(positions, sizes, corner_verts)  # Blender's own float32/int32
     if want_normals and loops:
-        normals, out.normals_domain = _normals(mesh, n, f, loops)
-        out.normals = normals.astype(np.float64)
+        out.normals, out.normals_domain = _normals(mesh, n, f, loops)
     if want_uvs:
         for layer in mesh.uv_layers:
-            uv = _get(layer.uv, "vector", loops, 2, np.float32).astype(np.float64)
-            out.uv_layers.append((layer.name, uv))
+            out.uv_layers.append((layer.name, _get(layer.uv, "vector", loops, 2, np.float32)))
     if want_colors and len(mesh.color_attributes):
         attr = mesh.color_attributes.get("Color") or mesh.color_attributes[0]
         if attr.domain in ("POINT", "CORNER"):
             count = n if attr.domain == "POINT" else loops
             srgb = _get(attr.data, "color_srgb", count, 4, np.float32)  # type: ignore[attr-defined]
-            out.colors = srgb.astype(np.float64)
+            out.colors = srgb
             out.colors_per_corner = attr.domain == "CORNER"
     if f:
         if _has(mesh, "material_index", "FACE"):
@@ -110,12 +108,32 @@ class VertexMap:
     first: np.ndarray  # (Blender n,) first file vertex of each Blender vertex
     loop_vertex: np.ndarray  # (loops,) file vertex of each Blender corner
     split: bool  # some Blender vertex became several file vertices
+    #: per-corner arrays already gathered per file vertex (by the no-split check)
+    tables: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
-def _consistent(per_loop: np.ndarray, loop_vertex: np.ndarray, n: int) -> bool:
-    per_vertex = np.zeros((n, per_loop.shape[1]), dtype=per_loop.dtype)
-    per_vertex[loop_vertex] = per_loop
-    return bool(np.array_equal(per_vertex[loop_vertex], per_loop))
+def _words(a: np.ndarray) -> np.ndarray:
+    """Rows as whole 8-byte words (a float32 UV is one): a scatter or gather of one word per
+    row is several times faster than of a few floats."""
+    a = np.ascontiguousarray(a)
+    width = a.shape[1] * a.dtype.itemsize
+    return a.view(np.uint64) if width % 8 == 0 else a
+
+
+def _per_vertex(per_loop: np.ndarray, loop_vertex: np.ndarray, n: int) -> np.ndarray | None:
+    """The per-corner rows as one row per vertex (the last corner's, unused vertices 0), or
+    None when some vertex's corners disagree (compared as floats: -0 == 0, NaN != NaN)."""
+    words = _words(per_loop)
+    table = np.zeros((n, words.shape[1]), dtype=words.dtype)
+    if words.shape[1] == 1:
+        table[:, 0][loop_vertex] = words[:, 0]
+        back = table[:, 0][loop_vertex]
+    else:
+        table[loop_vertex] = words
+        back = table[loop_vertex]
+    if not np.array_equal(back.view(per_loop.dtype).reshape(per_loop.shape), per_loop):
+        return None
+    return table.view(per_loop.dtype).reshape(n, -1)
 
 
 def vertex_map(arrays: MeshArrays) -> VertexMap:
@@ -126,9 +144,15 @@ def vertex_map(arrays: MeshArrays) -> VertexMap:
     corner_data = [uv for _, uv in arrays.uv_layers]
     if arrays.colors is not None and arrays.colors_per_corner:
         corner_data.append(arrays.colors)
-    if all(_consistent(d, loops, n) for d in corner_data):
+    tables = []
+    for data in corner_data:
+        table = _per_vertex(data, loops, n)
+        if table is None:
+            break
+        tables.append((data, table))
+    else:
         identity = np.arange(n, dtype=np.int64)
-        return VertexMap(identity, identity, loops, False)
+        return VertexMap(identity, identity, loops, False, tables)
     key = np.column_stack([loops.astype(np.float64), *corner_data])
     unique, inverse = np.unique(key, axis=0, return_inverse=True)
     source = unique[:, 0].astype(np.int64)
@@ -144,6 +168,14 @@ def vertex_map(arrays: MeshArrays) -> VertexMap:
 
 def per_file_vertex(per_loop: np.ndarray, vmap: VertexMap) -> np.ndarray:
     """A per-corner array that is consistent per file vertex, as one row per file vertex."""
+    for data, table in vmap.tables:
+        if data is per_loop:
+            return table
     out = np.zeros((len(vmap.source), per_loop.shape[1]), dtype=per_loop.dtype)
     out[vmap.loop_vertex] = per_loop
     return out
+
+
+def by_file_vertex(per_vertex: np.ndarray, vmap: VertexMap) -> np.ndarray:
+    """Per-Blender-vertex rows in file vertex order (no copy when nothing was split)."""
+    return per_vertex[vmap.source] if vmap.split else per_vertex

@@ -15,7 +15,7 @@ import numpy as np
 from ...xfile.document import Ragged, XObject, XReference
 from ...xfile.writer import objects as xo
 from ..convert import reversed_winding_order
-from .mesh_arrays import MeshArrays, VertexMap, per_file_vertex, vertex_map
+from .mesh_arrays import MeshArrays, VertexMap, by_file_vertex, per_file_vertex, vertex_map
 from .space import FileSpace
 
 
@@ -37,7 +37,7 @@ def _normals(
     normals = space.directions(arrays.normals)
     sizes = arrays.sizes
     if arrays.normals_domain == "POINT":  # indexed like the faces: share their records
-        out = xo.mesh_normals(normals[vmap.source], sizes[:0], order[:0])
+        out = xo.mesh_normals(by_file_vertex(normals, vmap), sizes[:0], order[:0])
         out.members["nFaceNormals"] = len(sizes)
         out.members["faceNormals"] = faces
         return out
@@ -73,18 +73,18 @@ def build_mesh_object(
         )
     order = winding_order(arrays.sizes)
     file_corners = vmap.loop_vertex[order]
-    positions = space.positions(arrays.positions[vmap.source])
+    positions = space.positions(by_file_vertex(arrays.positions, vmap))
     mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
     children = mesh.children
     if arrays.normals is not None and len(order):
         children.append(_normals(arrays, space, vmap, order, mesh.members["faces"]))
     for _, uv in arrays.uv_layers:
-        children.append(xo.texture_coords(space.uvs(per_file_vertex(uv, vmap))))
+        children.append(xo.texture_coords(space.file_uvs(per_file_vertex(uv, vmap))))
     if arrays.colors is not None:
         colors = (
             per_file_vertex(arrays.colors, vmap)
             if arrays.colors_per_corner
-            else arrays.colors[vmap.source]
+            else by_file_vertex(arrays.colors, vmap)
         )
         children.append(xo.vertex_colors(colors))
     if material_names:

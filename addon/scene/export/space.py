@@ -6,6 +6,8 @@ matrices go through the importer's own :func:`..animation.to_file_matrix`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..animation import to_file_matrix
@@ -13,19 +15,48 @@ from ..convert import Conversion
 
 
 class FileSpace:
-    def __init__(self, conversion: Conversion) -> None:
+    """``float_bits`` 32: vertex data stays float32. Blender's values are float32 and each step
+    (a sign, a division) is one correctly rounded operation, which in float32 gives exactly the
+    float64 result rounded to float32 (what a 32-bit file stores), without float64 copies."""
+
+    def __init__(self, conversion: Conversion, float_bits: int = 32) -> None:
         self.conversion = conversion
         self.mirror = np.asarray(conversion.mirror, dtype=np.float64)
         self.scale = float(conversion.scale)
+        self.dtype: Any = np.dtype(np.float32 if float_bits == 32 else np.float64)
         basis = np.asarray(conversion.basis, dtype=np.float64)
         self._c, self._c_inv = basis, np.linalg.inv(basis)
+        columns = np.abs(self.mirror).argmax(axis=0)
+        self._signed = sorted(columns) == [0, 1, 2] and bool(
+            np.all(np.abs(self.mirror).sum(axis=0) == 1)
+        )
+        self._columns, self._signs = columns, self.mirror[columns, np.arange(3)]
+
+    def _mirrored(self, vectors: np.ndarray) -> np.ndarray:
+        """``v @ L`` in the working dtype; a signed permutation is a gather, a sign and ``+ 0``
+        (which turns -0 into 0 exactly as the matrix product's sums do)."""
+        v = np.asarray(vectors, dtype=self.dtype).reshape(-1, 3)
+        if not self._signed:  # pragma: no cover - every axis choice is a signed permutation
+            return (v.astype(np.float64) @ self.mirror).astype(self.dtype)
+        out = v[:, self._columns]
+        if not np.all(self._signs == 1.0):
+            out *= self._signs.astype(self.dtype)
+        out += self.dtype.type(0.0)
+        return out
 
     def positions(self, points: np.ndarray) -> np.ndarray:
         """(n, 3) Blender points -> file points (``p = L^T p_b / s``)."""
-        return (np.asarray(points, dtype=np.float64) @ self.mirror) / self.scale
+        out = self._mirrored(points)
+        if self.scale == 1.0:
+            return out
+        if float(self.dtype.type(self.scale)) == self.scale:
+            out /= self.dtype.type(self.scale)
+            return out
+        # a scale that is no float32 (0.1): divided in float64, then rounded once
+        return (out.astype(np.float64) / self.scale).astype(self.dtype)
 
     def directions(self, vectors: np.ndarray) -> np.ndarray:
-        return np.asarray(vectors, dtype=np.float64) @ self.mirror
+        return self._mirrored(vectors)
 
     def matrix(self, m: np.ndarray) -> np.ndarray:
         """One Blender 4x4 column-vector matrix -> the file's row-vector matrix."""
@@ -39,3 +70,9 @@ class FileSpace:
     def uvs(uv: np.ndarray) -> np.ndarray:
         """Blender UVs (v up) -> file UVs (v down); the flip is its own inverse."""
         return Conversion.uvs(uv)
+
+    def file_uvs(self, uv: np.ndarray) -> np.ndarray:
+        """:meth:`uvs` in the working dtype (``1 - v`` is one rounding in either)."""
+        out = np.array(uv, dtype=self.dtype).reshape(-1, 2)
+        out[:, 1] = self.dtype.type(1.0) - out[:, 1]
+        return out

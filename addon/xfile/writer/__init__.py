@@ -13,7 +13,7 @@ import os
 
 from ..document import XDocument
 from ..errors import XFileError
-from .binary_encoder import encode_binary
+from .binary_encoder import binary_parts, encode_binary
 from .mszip_writer import compress
 from .text_encoder import encode_text, text_parts
 
@@ -72,6 +72,11 @@ def write_file(
         with open(path, "wb") as handle:
             handle.writelines(parts)
         return sum(len(p) for p in parts)
+    if fmt == "bin":  # arrays go to the file from their own buffers
+        chunks = binary_parts(doc, bits, head)
+        with open(path, "wb") as handle:
+            handle.writelines(chunks)
+        return sum(memoryview(c).nbytes for c in chunks)
     data = write(doc, fmt, bits, level=level)
     with open(path, "wb") as handle:
         handle.write(data)

@@ -38,10 +38,11 @@ _INT, _FLOAT, _STR = "i", "f", "s"
 
 class TokenWriter:
     """Appends tokens to a list of byte chunks; numeric values wait in a run until the kind
-    changes, then leave as one list token."""
+    changes, then leave as one list token. Big arrays are chunks themselves (buffers written
+    as they are: no concatenation of a run, no copy when the dtype already matches)."""
 
     def __init__(self, float_bits: int) -> None:
-        self.chunks: list[bytes] = []
+        self.chunks: list[bytes | memoryview] = []
         self.float_dtype = np.dtype("<f8") if float_bits == 64 else np.dtype("<f4")
         self._run_kind: str | None = None
         self._run: list[np.ndarray] = []
@@ -49,17 +50,18 @@ class TokenWriter:
     def _flush(self) -> None:
         if self._run_kind is None:
             return
-        values = np.concatenate(self._run) if len(self._run) > 1 else self._run[0]
-        if self._run_kind == _INT:
-            self.chunks.append(struct.pack("<HI", T_INTEGER_LIST, values.size))
-            self.chunks.append(np.asarray(values, dtype=np.int64).astype("<u4").tobytes())
-        else:
-            self.chunks.append(struct.pack("<HI", T_FLOAT_LIST, values.size))
-            self.chunks.append(
-                np.asarray(values, dtype=np.float64).astype(self.float_dtype).tobytes()
-            )
+        integer = self._run_kind == _INT
+        token = T_INTEGER_LIST if integer else T_FLOAT_LIST
+        self.chunks.append(struct.pack("<HI", token, sum(v.size for v in self._run)))
+        for values in self._run:
+            self.chunks.append((_words(values) if integer else self._floats(values)).data)
         self._run_kind = None
         self._run = []
+
+    def _floats(self, values: np.ndarray) -> np.ndarray:
+        if values.dtype.kind != "f":
+            values = values.astype(np.float64)
+        return np.ascontiguousarray(values.astype(self.float_dtype, copy=False))
 
     def numbers(self, values: Any, integer: bool) -> None:
         arr = np.asarray(values).reshape(-1)
@@ -108,6 +110,18 @@ class TokenWriter:
     def data(self) -> bytes:
         self._flush()
         return b"".join(self.chunks)
+
+    def parts(self) -> list[bytes | memoryview]:
+        """The chunks, for writing to a file without joining them first."""
+        self._flush()
+        return self.chunks
+
+
+def _words(values: np.ndarray) -> np.ndarray:
+    """Integers as little-endian DWORDs (wrapping like a C cast; int32 bits are the same)."""
+    if values.dtype in (np.dtype("<i4"), np.dtype("<u4")):
+        return np.ascontiguousarray(values).view("<u4")
+    return np.asarray(values, dtype=np.int64).astype("<u4")
 
 
 class BinaryEncoder:
@@ -236,6 +250,11 @@ def _leaf_kinds(layout: Layout) -> list[bool]:
 def encode_binary(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
     """The body of a binary file (everything after the 16-byte header), after ``head`` (the
     header itself, so a big file is not copied once more to prepend it)."""
+    return b"".join(binary_parts(doc, float_bits, head))
+
+
+def binary_parts(doc: XDocument, float_bits: int, head: bytes = b"") -> list[bytes | memoryview]:
+    """:func:`encode_binary` in pieces (bytes and arrays), for writing to a file as they are."""
     encoder = BinaryEncoder(doc, float_bits)
     encoder.out.chunks.append(head)
     for template in declarations(doc):
@@ -245,4 +264,4 @@ def encode_binary(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
             encoder.reference(item)
         else:
             encoder.obj(item)
-    return encoder.out.data()
+    return encoder.out.parts()

@@ -19,18 +19,37 @@ def document(objects: Sequence[XObject | XReference], declared: Sequence[str] = 
 
 
 def faces(sizes: np.ndarray, corners: np.ndarray) -> Ragged:
-    """``MeshFace`` records ``[k, i0..ik-1]`` from face sizes and the flat corner indices."""
+    """``MeshFace`` records ``[k, i0..ik-1]`` from face sizes and the flat corner indices
+    (int32 corners stay int32: the binary encoder then writes them without a cast)."""
     sizes = np.asarray(sizes, dtype=np.int64)
-    corners = np.asarray(corners, dtype=np.int64)
-    starts = np.zeros(len(sizes), dtype=np.int64)
-    if len(sizes) > 1:
+    corners = np.asarray(corners)
+    dtype = np.int32 if corners.dtype == np.int32 else np.int64
+    count = len(sizes)
+    if count and sizes[0] > 0 and len(corners) == count * int(sizes[0]):
+        k = int(sizes[0])
+        if np.all(sizes == k):  # one size (a grid of quads): a table, no masks
+            table = np.empty((count, k + 1), dtype=dtype)
+            table[:, 0] = k
+            table[:, 1:] = corners.reshape(count, k)
+            return Ragged(table.reshape(-1), np.arange(0, count * (k + 1), k + 1))
+    starts = np.zeros(count, dtype=np.int64)
+    if count > 1:
         np.cumsum(sizes[:-1] + 1, out=starts[1:])
-    flat = np.empty(len(corners) + len(sizes), dtype=np.int64)
+    flat = np.empty(len(corners) + count, dtype=dtype)
     is_count = np.zeros(len(flat), dtype=bool)
     is_count[starts] = True
     flat[is_count] = sizes
     flat[~is_count] = corners
     return Ragged(flat, starts)
+
+
+def _floats(values: object, width: int) -> np.ndarray:
+    """Rows of floats as given (float32 stays float32: the encoders round to the file's size
+    anyway, and a float64 copy of a million rows costs time); other inputs become float64."""
+    a = np.asarray(values)
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float64)
+    return a.reshape(-1, width)
 
 
 def frame(name: str | None, matrix: np.ndarray, children: Sequence[XObject] = ()) -> XObject:
@@ -45,7 +64,7 @@ def _m16(matrix: np.ndarray) -> np.ndarray:
 def mesh(
     name: str | None, positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray
 ) -> XObject:
-    positions = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    positions = _floats(positions, 3)
     members = {
         "nVertices": len(positions),
         "vertices": positions,
@@ -56,7 +75,7 @@ def mesh(
 
 
 def mesh_normals(normals: np.ndarray, sizes: np.ndarray, normal_corners: np.ndarray) -> XObject:
-    normals = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    normals = _floats(normals, 3)
     members = {
         "nNormals": len(normals),
         "normals": normals,
@@ -67,7 +86,7 @@ def mesh_normals(normals: np.ndarray, sizes: np.ndarray, normal_corners: np.ndar
 
 
 def texture_coords(uvs: np.ndarray) -> XObject:
-    uvs = np.asarray(uvs, dtype=np.float64).reshape(-1, 2)
+    uvs = _floats(uvs, 2)
     return XObject("MeshTextureCoords", members={"nTextureCoords": len(uvs), "textureCoords": uvs})
 
 

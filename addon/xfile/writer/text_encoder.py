@@ -69,7 +69,10 @@ class TextEncoder:
         """Values as the file's float size holds them: a 32-bit file prints each float32 (9
         digits give it back exactly), so text and binary files read back alike (printing the
         float64 to 9 digits would round twice and could land one float32 step away)."""
-        a = np.asarray(values, dtype=np.float64)
+        a = np.asarray(values)
+        if a.dtype == np.float32 and self.float_bits == 32:
+            return a  # the digit builder takes float32 as it is
+        a = a.astype(np.float64, copy=False)
         if self.float_bits == 64:
             return a
         with np.errstate(over="ignore", invalid="ignore"):
@@ -128,9 +131,11 @@ class TextEncoder:
             specs = ["%d" if k == INT else self.spec for k, _ in pattern]
             seps = [FLOAT_COMMA if s == "," and k != INT else s for k, s in pattern]
             rows = value.reshape(-1, len(pattern)) if value.size else value.reshape(0, 1)
-            if not sub.all_int and value.size:
+            columns = [i for i, (k, _) in enumerate(pattern) if k != INT]
+            if len(columns) == len(pattern) and value.size:  # all floats (Vector): no copy
+                rows = self.floats(rows)
+            elif columns and value.size:
                 rows = np.array(rows, dtype=np.float64)
-                columns = [i for i, (k, _) in enumerate(pattern) if k != INT]
                 rows[:, columns] = self.floats(rows[:, columns])
             return format_rows(rows, specs, seps, sub.all_int)
         items = [self.members(sub, v, label) for v in value]
