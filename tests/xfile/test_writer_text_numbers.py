@@ -91,6 +91,18 @@ def test_integer_lists_match_python_formatting(values: list[int], per_line: int)
     assert got == want
 
 
+@given(
+    st.lists(st.integers(0, 10**8 - 1) | st.sampled_from([0, 9, 10, 10**7, 10**8 - 1])),
+    st.sampled_from([np.int32, np.int64, np.uint32]),
+)
+def test_indices_below_1e8_match_python_formatting(values: list[int], dtype: type) -> None:
+    """Indices and counts take the four-digit table path (two words, leading zeros masked)."""
+    values = values or [0]
+    got = b"".join(format_list(np.array(values, dtype=dtype), "%d", True, per_line=3)).decode()
+    lines = [values[i : i + 3] for i in range(0, len(values), 3)]
+    assert got == ",\n".join(",".join(str(v) for v in line) for line in lines) + ";"
+
+
 def test_float_lists_use_a_spaced_comma_and_line_breaks() -> None:
     values = np.array([1.5, -0.0, 1e-7, 2.0, 1e20], dtype=np.float64)
     got = b"".join(format_list(values, "%.9g", False, per_line=2, sep=", ")).decode()
