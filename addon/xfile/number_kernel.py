@@ -61,6 +61,7 @@ class ChunkTokens:
     values: np.ndarray
     fast: np.ndarray
     exponents: bool = False  # many tokens had an exponent: the next chunk likely has too
+    cut: int | None = None  # tokens stop here (max_tokens), not at the buffer's end
 
 
 @dataclass
@@ -239,17 +240,25 @@ def _separators(buf: np.ndarray) -> np.ndarray:
     return sep
 
 
-def convert(buf: np.ndarray, exponents: bool = False) -> ChunkTokens:
+def convert(buf: np.ndarray, exponents: bool = False, max_tokens: int = 1 << 62) -> ChunkTokens:
     """Tokens of a work buffer and their values where the fast path is exact.
 
     ``exponents``: expect many exponent tokens (``%e`` files): they skip the plain pass, which
-    cannot take them. Either way the values are the same.
+    cannot take them. Either way the values are the same. Only the first ``max_tokens`` (at
+    least one) are taken, which bounds the temporaries (``cut``: where they stop).
     """
     sep = _separators(buf)
     edges = np.flatnonzero(sep[1:] != sep[:-1])
+    del sep
     edges += 1
     starts = edges[0::2]
     ends = edges[1::2]
+    cut = None
+    if len(ends) > max(1, max_tokens):
+        starts = starts[: max(1, max_tokens)]
+        ends = ends[: len(starts)]
+        cut = int(ends[-1])
+        buf = buf[:cut]  # words end at token ends: none reads past it
     points = bool((buf == 46).any())
     if exponents:
         token, at = _exponent_tokens(buf, ends, None)
@@ -262,11 +271,11 @@ def convert(buf: np.ndarray, exponents: bool = False) -> ChunkTokens:
     else:
         values, fast = _plain_values(buf, starts, ends, points)
         if fast.all():
-            return ChunkTokens(starts, ends, values, fast)
+            return ChunkTokens(starts, ends, values, fast, cut=cut)
         token, at = _exponent_tokens(buf, ends, fast)
     if token.size:
         _exponent_values(buf, starts, ends, token, at, values, fast)
-    return ChunkTokens(starts, ends, values, fast, 4 * len(token) > len(ends))
+    return ChunkTokens(starts, ends, values, fast, 4 * len(token) > len(ends), cut)
 
 
 def _plain_values(

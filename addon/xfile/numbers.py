@@ -36,12 +36,15 @@ NUMBER_BYTES = b"0123456789+-.eE"
 # With malloc settled (allocation.settle_malloc) 128 KiB to 1 MiB steps measured within 3%.
 CHUNK_BYTES = 1 << 18
 FIRST_CHUNK_BYTES = 1 << 10  # the first step's size, and the smallest
-# Peak memory within 10x the run's bytes plus a small constant (issue 7): a step's kernel
-# temporaries take up to 37 bytes per byte (measured on dense "1e1," tokens; "0," 33), so
-# steps grow with what is already read, not faster than the limit makes room for them.
+# Peak memory within 10x the run's bytes plus a small constant (issue 7). A step's kernel
+# temporaries are at most 8 KiB + 12 bytes per byte + 89 per token (fitted on every token
+# shape, "1e1," the worst), +8 per token for the output: steps are sized by the token density
+# seen so far and capped in tokens (number_kernel.convert's max_tokens), so they fit the room
+# left by the run's bytes.
 MEMORY_PER_BYTE = 10
-MEMORY_SLACK = 48 << 10  # of the tests' 64 KiB constant: the rest for small Python objects
-TEMPORARY_PER_BYTE = 40 + 4  # kernel temporaries, and the output's growth (4: "0,")
+MEMORY_SLACK = (48 - 8) << 10  # of the tests' 64 KiB: 8 KiB of kernel objects, 16 KiB others
+TEMPORARY_PER_BYTE = 12
+TEMPORARY_PER_TOKEN = 96 + 8
 SHORT_RUN_BYTES = 4096  # a run that ends this soon takes the plain path (numpy costs more)
 
 _RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
@@ -168,12 +171,16 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
     exponents = False  # the last chunk was full of exponent tokens ("%e" files)
     while pos < n:
         known = max(known, pos)
+        density = (out.count + 1) / (pos - start + 8)  # tokens per byte so far
         if proving:
-            want = start + _run_bytes_for(CHUNK_BYTES, out.held)
+            want = start + _run_bytes_for(CHUNK_BYTES, out.held, density)
             if want > known:
                 known, proving = _proven_end(data, known, min(n, want + CHUNK_BYTES))
-        stop = _stretch_end(data, pos, pos + _step_bytes(known - start, out.held))
-        values, valid, run_stop, exponents = _convert_stretch(data, pos, stop, exponents)
+        size, tokens = _step(_room(known - start, out.held), density)
+        stop = _stretch_end(data, pos, pos + size)
+        values, valid, run_stop, exponents, stop = _convert_stretch(
+            data, pos, stop, exponents, tokens
+        )
         out.append(values[:valid])
         del values
         if run_stop is not None:
@@ -183,16 +190,23 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
     return out.result(), end
 
 
-def _step_bytes(run: int, held: int) -> int:
-    """The next stretch's size: what the memory limit on ``run`` bytes leaves beside the
-    output (``held`` bytes, may grow by a quarter) for the step's temporaries."""
-    room = MEMORY_PER_BYTE * run + MEMORY_SLACK - held - held // 4
-    return max(1, min(CHUNK_BYTES, max(FIRST_CHUNK_BYTES, room // TEMPORARY_PER_BYTE)))
+def _room(run: int, held: int) -> int:
+    """Bytes the memory limit on ``run`` bytes leaves for a step beside the output (``held``
+    bytes now, which may grow by a quarter)."""
+    return MEMORY_PER_BYTE * run + MEMORY_SLACK - held - held // 4
 
 
-def _run_bytes_for(step: int, held: int) -> int:
-    """The run's length at which :func:`_step_bytes` allows ``step`` bytes."""
-    need = held + held // 4 + TEMPORARY_PER_BYTE * step - MEMORY_SLACK
+def _step(room: int, density: float) -> tuple[int, int]:
+    """The next stretch's bytes (if its tokens are as dense as ``density``) and most tokens."""
+    per_byte = TEMPORARY_PER_BYTE + TEMPORARY_PER_TOKEN * min(0.5, density)
+    size = max(1, min(CHUNK_BYTES, max(FIRST_CHUNK_BYTES, int(room / per_byte))))
+    return size, (room - TEMPORARY_PER_BYTE * size) // TEMPORARY_PER_TOKEN
+
+
+def _run_bytes_for(step: int, held: int, density: float) -> int:
+    """The run's length at which :func:`_step` allows ``step`` bytes."""
+    per_byte = TEMPORARY_PER_BYTE + TEMPORARY_PER_TOKEN * min(0.5, density)
+    need = held + held // 4 + int(per_byte * step) - MEMORY_SLACK
     return max(0, need) // MEMORY_PER_BYTE + 1
 
 
@@ -230,14 +244,15 @@ def _stretch_end(data: bytes | bytearray, pos: int, limit: int) -> int:
 
 
 def _convert_stretch(
-    data: bytes | bytearray, begin: int, end: int, exponents: bool = False
-) -> tuple[np.ndarray, int, int | None, bool]:
+    data: bytes | bytearray, begin: int, end: int, exponents: bool, max_tokens: int
+) -> tuple[np.ndarray, int, int | None, bool, int]:
     """Values of ``data[begin:end]`` (the first ``valid`` of them), where the run ends if it
-    ends in there, and whether exponent tokens were many (``exponents``: expect them, a hint
-    for speed only)."""
-    tokens = convert(work_buffer(data, begin, end), exponents)
+    ends in there, whether exponent tokens were many (``exponents``: expect them, a hint for
+    speed only), and where the converted stretch stops (before ``end`` past ``max_tokens``)."""
+    tokens = convert(work_buffer(data, begin, end), exponents, max_tokens)
     values = tokens.values
     shift = begin - PAD
+    stop = end if tokens.cut is None else tokens.cut + shift
     for i in np.flatnonzero(~tokens.fast).tolist():
         s = int(tokens.starts[i]) + shift
         e = int(tokens.ends[i]) + shift
@@ -245,11 +260,11 @@ def _convert_stretch(
         if _NUMBER_TOKEN.fullmatch(token):
             values[i] = convert_token(token, s)
             continue
-        stop = run_end(data, s, e)
-        if stop >= e:  # an MSVC spelling
+        run_stop = run_end(data, s, e)
+        if run_stop >= e:  # an MSVC spelling
             values[i] = convert_token(token, s)
             continue
-        tail = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, s, stop)]
-        values[i : i + len(tail)] = tail  # at most one: data[s:stop] holds no separator
-        return values, i + len(tail), stop, False
-    return values, len(values), None, tokens.exponents
+        tail = [convert_token(m.group(), m.start()) for m in _TOKEN.finditer(data, s, run_stop)]
+        values[i : i + len(tail)] = tail  # at most one: data[s:run_stop] holds no separator
+        return values, i + len(tail), run_stop, False, stop
+    return values, len(values), None, tokens.exponents, stop
