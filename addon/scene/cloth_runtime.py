@@ -23,6 +23,7 @@ import numpy as np
 from ..sim.model import ClothModel
 from ..sim.settings import SimSettings
 from ..sim.simulator import Simulator
+from .affine import affine_inverse
 from .cloth_cache import CachedFrame, FrameCache, transform_points
 from .cloth_colliders import colliders_from_collection
 from .cloth_data import read_cloth_inputs, rest_positions
@@ -168,7 +169,7 @@ class ClothRuntime:
         matrix = self.world_matrix(obj, depsgraph)
         targets = self.pin_targets(obj, depsgraph, matrix)
         colliders = colliders_from_collection(props.collider_collection, depsgraph, exclude=obj)
-        relative = matrix @ np.linalg.inv(self.build_matrix)
+        relative = matrix @ affine_inverse(self.build_matrix)
         count = len(self.simulator.warnings)
         world = self.simulator.step(
             1.0 / self.settings.fps,
@@ -181,7 +182,7 @@ class ClothRuntime:
             self.warnings.extend(fresh)
             props.last_warning = fresh[-1]
             print(f"xof: {obj.name}: " + "; ".join(fresh))
-        local = transform_points(np.linalg.inv(matrix), world)
+        local = transform_points(affine_inverse(matrix), world)
         local[self.pinned_ids] = self.rest_local[self.pinned_ids]
         _, vel = self.simulator.state()
         entry = self.cache.store(frame, local, vel, matrix)
