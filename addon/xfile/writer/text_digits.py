@@ -132,6 +132,18 @@ _SCIENTIFIC = (_FIXED_HIGH - _FIXED_LOW + 1) * 9
 _ZERO_LAYOUT = _SCIENTIFIC + 9
 
 
+def _layout_of() -> np.ndarray:
+    """Layout of exponent ``e`` (-64..63) and ``z`` trailing zeros at ``(e + 64) * 9 + z``."""
+    e = np.repeat(np.arange(-64, 64), 9)
+    count = 9 - np.tile(np.arange(9), 128)
+    fixed = (e >= _FIXED_LOW) & (e <= _FIXED_HIGH)
+    start = np.where(fixed, (np.clip(e, _FIXED_LOW, _FIXED_HIGH) - _FIXED_LOW) * 9, _SCIENTIFIC)
+    return (start + count - 1).astype(np.int32)
+
+
+_LAYOUT_OF = _layout_of()
+
+
 def _nine_digits(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Decimal exponent and 9-digit integer mantissa (10**8 <= m < 10**9) of positive finite
     float32 values, computed in float64.
@@ -158,6 +170,8 @@ def _nine_digits(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _scaled(a: np.ndarray, e: np.ndarray) -> np.ndarray:
     k = 8 - e
+    if k.min() >= 0:  # nothing above 1e8 (most meshes): one side only
+        return np.rint(a * _POW10[np.minimum(k, 63)])
     up = a * _POW10[np.clip(k, 0, 63)]
     down = a / _POW10[np.clip(-k, 0, 63)]
     return np.rint(np.where(k >= 0, up, down))
@@ -187,19 +201,17 @@ def float32_rows(values: np.ndarray, tails: np.ndarray) -> np.ndarray:
     words[:, 3] = _QUADS[high]
     words[:, 4] = _QUADS[low]
     words[:, _SOURCE_WIDTH // 4 :] = tails
-    count = 9 - (_TRAILING_ZEROS[low] + (low == 0) * _TRAILING_ZEROS[high])
-    fixed = (e >= _FIXED_LOW) & (e <= _FIXED_HIGH)
-    layout = np.where(
-        fixed, (np.clip(e, _FIXED_LOW, _FIXED_HIGH) - _FIXED_LOW) * 9, _SCIENTIFIC
-    ) + (count - 1)
+    zeros = _TRAILING_ZEROS[low] + (low == 0) * _TRAILING_ZEROS[high]  # 0..8
+    layout = _LAYOUT_OF[(e + 64) * 9 + zeros]  # one table for exponent and digit count
     layout[zero] = _ZERO_LAYOUT
     width = int(_LENGTHS[layout].max()) if n else 1
     if not finite.all():
         width = max(width, 9)  # room for MSVC's spellings
     tail = np.arange(_SOURCE_WIDTH, 4 * words.shape[1], dtype=np.int32)
     columns = np.concatenate([_LAYOUTS[:, _WIDTH - width :], np.tile(tail, (len(_LAYOUTS), 1))], 1)
-    rows = np.arange(0, words.size * 4, words.shape[1] * 4, dtype=np.int32)[:, None]
-    out = np.take(words.view(np.uint8).reshape(-1), rows + columns[layout])  # int32: faster
+    index = columns[layout]
+    index += np.arange(0, words.size * 4, words.shape[1] * 4, dtype=np.int32)[:, None]
+    out = np.take(words.view(np.uint8).reshape(-1), index)  # int32: faster
     if not finite.all():
         _spell_non_finite(out[:, :width], v, finite)
     return out
