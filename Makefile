@@ -129,8 +129,7 @@ extension: $(STAMP)
 # Placeholders until the benchmarks and the fuzz targets land: generate inputs, run what exists.
 bench: $(STAMP)
 	$(PY) tests/bench/make_grid.py $(BENCH_ARGS)
-	@if [ -f tests/bench/run.py ]; then $(PY) tests/bench/run.py; \
-	else echo "no benchmark runner yet (tests/bench/run.py); inputs are in tests/bench/data/"; fi
+	$(PY) tests/bench/run.py
 
 # fuzz: the measured reader campaign (one process, bounded; report in out/fuzz.json, new bad
 # inputs in out/fuzz-crashers/); fuzz-smoke: the seconds-long run `make test` includes;
