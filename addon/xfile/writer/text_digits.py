@@ -182,10 +182,11 @@ def float32_rows(values: np.ndarray, tails: np.ndarray) -> np.ndarray:
     followed by its tail (``(n, w)`` uint32 words of separator bytes), as a byte matrix with
     the numbers right-aligned; non-finite values get MSVC's spellings."""
     with np.errstate(over="ignore", invalid="ignore"):  # big float64s -> inf, NaNs stay
-        v = np.asarray(values).astype(np.float32).astype(np.float64).reshape(-1)
+        v = np.asarray(values).astype(np.float32, copy=False).astype(np.float64).reshape(-1)
     n = v.size
     finite = np.isfinite(v)
-    a = np.where(finite, np.abs(v), 1.0)
+    every = bool(finite.all())
+    a = np.abs(v) if every else np.where(finite, np.abs(v), 1.0)
     zero = a == 0.0
     a[zero] = 1.0
     e, m = _nine_digits(a)
@@ -205,14 +206,14 @@ def float32_rows(values: np.ndarray, tails: np.ndarray) -> np.ndarray:
     layout = _LAYOUT_OF[(e + 64) * 9 + zeros]  # one table for exponent and digit count
     layout[zero] = _ZERO_LAYOUT
     width = int(_LENGTHS[layout].max()) if n else 1
-    if not finite.all():
+    if not every:
         width = max(width, 9)  # room for MSVC's spellings
     tail = np.arange(_SOURCE_WIDTH, 4 * words.shape[1], dtype=np.int32)
     columns = np.concatenate([_LAYOUTS[:, _WIDTH - width :], np.tile(tail, (len(_LAYOUTS), 1))], 1)
     index = columns[layout]
     index += np.arange(0, words.size * 4, words.shape[1] * 4, dtype=np.int32)[:, None]
     out = np.take(words.view(np.uint8).reshape(-1), index)  # int32: faster
-    if not finite.all():
+    if not every:
         _spell_non_finite(out[:, :width], v, finite)
     return out
 

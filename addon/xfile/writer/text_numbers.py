@@ -100,8 +100,10 @@ def format_rows(
         suffixes = [*seps[:-1], seps[-1] + ",\n", seps[-1] + last]
         ids = np.tile(np.arange(width, dtype=np.int16), n)
         ids[-1] = width
-        kinds = np.tile(np.array([s == "%d" for s in specs]), n)
-        return render(flat, True if integer else kinds, ids, suffixes)
+        ints = [s == "%d" for s in specs]
+        if integer or all(ints) or not any(ints):  # one kind: no per-value mask
+            return render(flat, integer or all(ints), ids, suffixes)
+        return render(flat, np.tile(np.array(ints), n), ids, suffixes)
     unit = "".join(s + p for s, p in zip(specs, seps, strict=True))
     head = format_units(unit + ",\n", width, flat[:-1].reshape(-1), integer)
     tail_values = flat[-1].reshape(-1)
