@@ -121,3 +121,16 @@ def test_float32_int32_arrays_write_the_bytes_of_float64_int64(fmt: str, bits: i
     narrow = write(doc(positions, corners), fmt, bits)
     wide = write(doc(positions.astype(np.float64), corners.astype(np.int64)), fmt, bits)
     assert narrow == wide
+
+
+def test_in_file_winding_is_the_winding_order_gather() -> None:
+    from xof.addon.scene.export.mesh_export import in_file_winding, winding_order
+
+    rng = np.random.default_rng(2)
+    for sizes in (np.full(6, 4), np.full(5, 3), np.array([3, 4, 5, 4]), np.zeros(0, np.int64)):
+        count = int(sizes.sum())
+        flat = rng.integers(0, 99, count).astype(np.int32)
+        rows = rng.random((count, 3)).astype(np.float32)
+        order = winding_order(sizes)
+        assert np.array_equal(in_file_winding(flat, sizes), flat[order])
+        assert np.array_equal(in_file_winding(rows, sizes), rows[order])

@@ -28,23 +28,22 @@ class MeshExport:
     warnings: list[str] = field(default_factory=list)
 
 
-def _normals(
-    arrays: MeshArrays, space: FileSpace, vmap: VertexMap, order: np.ndarray, faces: Ragged
-) -> XObject:
+def _normals(arrays: MeshArrays, space: FileSpace, vmap: VertexMap, faces: Ragged) -> XObject:
     """MeshNormals on the domain Blender holds them: one per file vertex (indexed like the
     faces), one per face, or one per corner."""
     assert arrays.normals is not None
     normals = space.directions(arrays.normals)
     sizes = arrays.sizes
     if arrays.normals_domain == "POINT":  # indexed like the faces: share their records
-        out = xo.mesh_normals(by_file_vertex(normals, vmap), sizes[:0], order[:0])
+        out = xo.mesh_normals(by_file_vertex(normals, vmap), sizes[:0], sizes[:0])
         out.members["nFaceNormals"] = len(sizes)
         out.members["faceNormals"] = faces
         return out
     if arrays.normals_domain == "FACE":
         per_corner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         return xo.mesh_normals(normals, sizes, per_corner)
-    return xo.mesh_normals(normals[order], sizes, np.arange(len(order), dtype=np.int64))
+    ordered = in_file_winding(normals, sizes)
+    return xo.mesh_normals(ordered, sizes, np.arange(len(ordered), dtype=np.int64))
 
 
 def winding_order(sizes: np.ndarray) -> np.ndarray:
@@ -56,6 +55,19 @@ def winding_order(sizes: np.ndarray) -> np.ndarray:
         columns = (k - np.arange(k)) % k  # a, d, c, b
         return np.arange(len(sizes) * k, dtype=np.int64).reshape(-1, k)[:, columns].reshape(-1)
     return reversed_winding_order(sizes)
+
+
+def in_file_winding(per_corner: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per-corner rows in file corner order: :func:`winding_order` applied, as one column
+    gather of a reshape when every face has the same corner count (no index array)."""
+    sizes = np.asarray(sizes)
+    if len(sizes) and sizes[0] > 0 and len(per_corner) == len(sizes) * int(sizes[0]):
+        k = int(sizes[0])
+        if np.all(sizes == k):
+            columns = (k - np.arange(k)) % k
+            rows = per_corner.reshape(len(sizes), k, *per_corner.shape[1:])
+            return rows[:, columns].reshape(per_corner.shape)
+    return per_corner[reversed_winding_order(sizes)]
 
 
 def build_mesh_object(
@@ -71,13 +83,12 @@ def build_mesh_object(
             f"mesh {name!r}: UV/colour seams: {len(vmap.source) - len(vmap.first)} vertices "
             "duplicated (VertexDuplicationIndices written)"
         )
-    order = winding_order(arrays.sizes)
-    file_corners = vmap.loop_vertex[order]
+    file_corners = in_file_winding(vmap.loop_vertex, arrays.sizes)
     positions = space.positions(by_file_vertex(arrays.positions, vmap))
     mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
     children = mesh.children
-    if arrays.normals is not None and len(order):
-        children.append(_normals(arrays, space, vmap, order, mesh.members["faces"]))
+    if arrays.normals is not None and len(file_corners):
+        children.append(_normals(arrays, space, vmap, mesh.members["faces"]))
     for _, uv in arrays.uv_layers:
         children.append(xo.texture_coords(space.file_uvs(per_file_vertex(uv, vmap))))
     if arrays.colors is not None:
