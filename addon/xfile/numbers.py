@@ -42,7 +42,7 @@ FIRST_CHUNK_BYTES = 1 << 10  # the first step's size, and the smallest
 # seen so far and capped in tokens (number_kernel.convert's max_tokens), so they fit the room
 # left by the run's bytes.
 MEMORY_PER_BYTE = 10
-MEMORY_SLACK = (48 - 8) << 10  # of the tests' 64 KiB: 8 KiB of kernel objects, 16 KiB others
+MEMORY_SLACK = (240 - 8) << 10  # of the fuzz limit's 256 KiB: 8 KiB kernel objects, 16 KiB others
 TEMPORARY_PER_BYTE = 12
 TEMPORARY_PER_TOKEN = 96 + 8
 SHORT_RUN_BYTES = 4096  # a run that ends this soon takes the plain path (numpy costs more)
