@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..sim.affine import transform_points
+
 MAGIC = b"XOFCACHE"
 _VERSION = 2
 _HEADER = struct.Struct("<8sII")  # magic, version, json length
@@ -31,21 +33,6 @@ class CachedFrame:
         return transform_points(self.matrix, self.positions)
 
 
-def transform_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """``matrix @ p`` for every row of ``points`` ``(N, 3)``; float32 out, identity is free."""
-    pts = np.asarray(points, dtype=np.float32).reshape(-1, 3)
-    m = np.asarray(matrix, dtype=np.float64)
-    linear = m[:3, :3]
-    if np.array_equal(linear, _EYE3):  # the common case: no rotation or scale
-        if not m[:3, 3].any():
-            return np.array(pts, copy=True, order="C")
-        return pts + m[:3, 3].astype(np.float32)
-    out = pts @ linear.T.astype(np.float32)
-    out += m[:3, 3].astype(np.float32)
-    return out
-
-
-_EYE3 = np.eye(3)
 
 
 class FrameCache:

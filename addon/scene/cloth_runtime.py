@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ..sim.affine import affine_inverse, transform_points
 from ..sim.model import ClothModel
 from ..sim.settings import SimSettings
 from ..sim.simulator import Simulator
-from .affine import affine_inverse
-from .cloth_cache import CachedFrame, FrameCache, transform_points
+from .cloth_cache import CachedFrame, FrameCache
 from .cloth_colliders import colliders_from_collection
 from .cloth_data import read_cloth_inputs, rest_positions
 

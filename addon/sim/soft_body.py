@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .affine import transform_points
+
 
 def substep_fraction(shape_stiffness: float, substeps: int) -> float:
     s = min(max(float(shape_stiffness), 0.0), 1.0)
@@ -20,8 +22,7 @@ def transformed(rest: np.ndarray, matrix: np.ndarray | None) -> np.ndarray:
     """Points ``(N, 3)`` through a (4, 4) column-vector ``matrix`` (identity when None)."""
     if matrix is None:
         return np.asarray(rest, dtype=np.float64)
-    m = np.asarray(matrix, dtype=np.float64)
-    return rest @ m[:3, :3].T + m[:3, 3]
+    return transform_points(matrix, rest, np.float64)
 
 
 def pull_toward(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.scene.cloth_cache import FrameCache, transform_points
+from addon.scene.cloth_cache import FrameCache
+from addon.sim.affine import transform_points
 
 
 def _cache() -> FrameCache:

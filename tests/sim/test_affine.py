@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.scene.affine import affine_inverse
+from addon.sim.affine import affine_inverse, transform_points
 
 
 def test_inverse_of_random_affine_matrices():
@@ -30,3 +30,26 @@ def test_zero_scale_gives_a_finite_pseudo_inverse():
     inv = affine_inverse(m)
     assert np.isfinite(inv).all()
     np.testing.assert_allclose(inv[:3, :3], np.diag([0.5, 0.0, 1.0]))
+
+
+def test_transform_points_matches_the_matrix_product():
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(500, 3))
+    m = np.eye(4)
+    m[:3, :3] = rng.normal(size=(3, 3))
+    m[:3, 3] = [1.0, -2.0, 3.0]
+    expected = points @ m[:3, :3].T + m[:3, 3]
+    np.testing.assert_allclose(transform_points(m, points, np.float64), expected, rtol=1e-12)
+    out32 = transform_points(m, points)
+    assert out32.dtype == np.float32 and out32.flags.c_contiguous
+    np.testing.assert_allclose(out32, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_transform_points_identity_and_shift_by_hand():
+    points = np.array([[1.0, 2.0, 3.0], [-1.0, 0.0, 0.5]])
+    np.testing.assert_array_equal(transform_points(np.eye(4), points), points)
+    shift = np.eye(4)
+    shift[:3, 3] = [10.0, 0.0, -1.0]
+    np.testing.assert_array_equal(
+        transform_points(shift, points), [[11.0, 2.0, 2.0], [9.0, 0.0, -0.5]]
+    )
