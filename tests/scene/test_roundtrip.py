@@ -155,21 +155,13 @@ CORPUS_FILES = sorted(
     for p in (Path(__file__).resolve().parents[3] / "shared" / "xcorpus").glob("*")
     if p.suffix.lower() == ".x" and p.name not in SKIP
 )
-EVERY_FORMAT_FILE = "BCN_Epileptic.X"  # skinned, spline keys, slerp samples, three meshes
 
 
 @pytest.mark.corpus
+@pytest.mark.parametrize("fmt,bits", COMBOS)
 @pytest.mark.parametrize("name", CORPUS_FILES)
-def test_corpus_round_trips(corpus: Path, tmp_path: Path, name: str) -> None:
-    before, after, _ = round_trip(corpus / name, tmp_path, "txt", 32)
+def test_corpus_round_trips(corpus: Path, tmp_path: Path, name: str, fmt: str, bits: int) -> None:
+    """Every corpus file, in text, binary and compressed files, with 32- and 64-bit floats."""
+    before, after, _ = round_trip(corpus / name, tmp_path, fmt, bits)
     assert before["meshes"] or before["curves"], name
-    assert_same(before, after, 1.0 / 4800)
-
-
-@pytest.mark.corpus
-@pytest.mark.parametrize("fmt,bits", [c for c in COMBOS if c != ("txt", 32)])
-def test_corpus_round_trips_in_every_format(
-    corpus: Path, tmp_path: Path, fmt: str, bits: int
-) -> None:
-    before, after, _ = round_trip(corpus / EVERY_FORMAT_FILE, tmp_path, fmt, bits)
     assert_same(before, after, 1.0 / 4800)
