@@ -193,10 +193,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--frames", type=int, default=250)
-    ap.add_argument("--native-frames", type=int, default=25)
+    ap.add_argument(
+        "--native-frames",
+        type=int,
+        default=0,
+        help="frames of Blender's Cloth (default: as many as ours, the same stretch of motion)",
+    )
     ap.add_argument("--big-frames", type=int, default=60)
     ap.add_argument("--no-native", action="store_true")
     args = ap.parse_args()
+    args.native_frames = args.native_frames or args.frames
     fx.register_physics()
 
     cloth = [run_xof(100, args.frames) for _ in range(args.runs)]
