@@ -49,7 +49,8 @@ def stage() -> None:
     sun.rotation_euler = (0.6, 0.3, 0.9)
     sun.data.energy = 3.0
     world = bpy.data.worlds.new("Sky")
-    world.use_nodes = True
+    if world.node_tree is None:  # Blender 4.5; 5.0 gives new worlds their nodes
+        world.use_nodes = True
     world.node_tree.nodes["Background"].inputs["Color"].default_value = (0.55, 0.65, 0.8, 1)
     world.node_tree.nodes["Background"].inputs["Strength"].default_value = 0.8
     scene.world = world
