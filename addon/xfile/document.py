@@ -50,7 +50,7 @@ class Ragged:
         return self.flat[int(self.starts[i]) : int(self.ends[i])]
 
 
-@dataclass(eq=False)
+@dataclass(slots=True, eq=False)
 class XReference:
     """A child written as ``{ Name }``, ``{ <GUID> }`` or ``{ Name <GUID> }``.
 
@@ -63,7 +63,7 @@ class XReference:
     target: XObject | None = None
 
 
-@dataclass(eq=False)
+@dataclass(slots=True, eq=False)
 class XObject:
     """One data object: ``Template [name] { [<guid>] members... children... }``."""
 

@@ -23,7 +23,7 @@ class Parser:
     def __init__(self, tokens: TokenSource, table: TemplateTable) -> None:
         self.tokens = tokens
         self.table = table
-        self.declared: list[str] = []
+        self.declared = table.declared  # names the file declared, in file order
         self.warnings: list[str] = []
         self.references: list[XReference] = []
         self._warned_unknown: set[str] = set()
@@ -45,7 +45,6 @@ class Parser:
             elif kind == TEMPLATE:
                 template = parse_template(tokens, tok[2])
                 self.table.declare(template)
-                self.declared.append(template.name)
             elif kind == PUNCT and tok[1] == "{":
                 objects.append(self.parse_reference(tok))
             elif kind == PUNCT and tok[1] in ";,":
@@ -63,19 +62,22 @@ class Parser:
             raise tokens.error(f"objects nested deeper than {MAX_DEPTH} levels", head[2])
         name = tokens.header_name()
         tokens.expect_punct("{", f"after {tname} {name or ''}".rstrip())
-        obj = XObject(tname, name, where=tokens.where(head[2]))
+        where = tokens.where(head[2])
         tok = tokens.next()
+        guid = None
         if tok[0] == GUID:
-            obj.guid = tok[1]
+            guid = tok[1]
         else:
             tokens.push(tok)
         stream = ValueStream(tokens)
         layout = self.table.layout(tname)
+        members: dict[str, Any]
         if layout is not None:
-            obj.members = self.read_members(layout, stream)
+            members = self.read_members(layout, stream)
         else:
             self._unknown(tname, head[2])
-            obj.members["_values"] = self._raw_values()
+            members = {"_values": self._raw_values()}
+        obj = XObject(tname, name, guid, members, [], where)
         left = stream.drain()
         del stream  # its buffers must not stay alive through 256 levels of children
         extra_reported = False

@@ -8,11 +8,12 @@ reads, precomputed once per document so the per-object cost stays small.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
 from .errors import XFileError
-from .tokens import GUID, NAME, NUMBERS, PUNCT, TokenSource, describe
+from .tokens import GUID, NAME, NUMBERS, PUNCT, TokenSource, describe, place_text
 
 INT_TYPES = frozenset({"WORD", "DWORD", "CHAR", "UCHAR", "BYTE", "SWORD", "SDWORD", "ULONGLONG"})
 FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
@@ -38,8 +39,14 @@ class Template:
     guid: UUID | None
     members: list[Member] = field(default_factory=list)
     restriction: str = CLOSED
-    allowed: list[tuple[str, UUID | None]] = field(default_factory=list)
-    where: str = ""
+    # a shared empty tuple unless restricted (most templates): no list per declaration
+    allowed: Sequence[tuple[str, UUID | None]] = ()
+    place: int | str = ""  # where it was declared, as ``TokenSource.place`` keeps it
+
+    @property
+    def where(self) -> str:
+        """Where it was declared: "line:column" (text) or "byte N" (binary)."""
+        return place_text(self.place)
 
 
 def _primitive(type_name: str) -> str:
@@ -61,21 +68,24 @@ def parse_template(tokens: TokenSource, start: int) -> Template:
         guid = tok[1]
     else:
         tokens.push(tok)
-    template = Template(name, guid, where=tokens.where(start))
+    template = Template(name, guid, place=tokens.place(start))
+    members: list[Member] = []
     while True:
         tok = tokens.next()
         kind, value = tok[0], tok[1]
         if kind == PUNCT and value == "}":
+            template.members = members[:]  # exactly sized: no growth slack per declaration
             return template
         if kind == PUNCT and value == ";":
             continue
         if kind == PUNCT and value == "[":
+            template.members = members[:]
             _parse_restriction(tokens, template)
             tokens.expect_punct("}", f"to close template {name}")
             return template
         if kind != NAME:
             raise tokens.error(f"expected a member {context}, found {describe(tok)}", tok[2])
-        template.members.append(_parse_member(tokens, str(value), len(template.members), context))
+        members.append(_parse_member(tokens, str(value), len(members), context))
 
 
 def _parse_member(tokens: TokenSource, first: str, index: int, context: str) -> Member:
@@ -118,6 +128,8 @@ def _parse_restriction(tokens: TokenSource, template: Template) -> None:
         template.restriction = OPEN
         return
     template.restriction = RESTRICTED
+    allowed: list[tuple[str, UUID | None]] = []
+    template.allowed = allowed
     while True:
         if tok[0] == PUNCT and tok[1] == "]":
             return
@@ -136,7 +148,7 @@ def _parse_restriction(tokens: TokenSource, template: Template) -> None:
         if tok[0] == GUID:
             guid = tok[1]
             tok = tokens.next()
-        template.allowed.append((name, guid))
+        allowed.append((name, guid))
 
 
 # -- layouts -------------------------------------------------------------------------------
@@ -173,19 +185,32 @@ class TemplateTable:
 
     def __init__(self, templates: dict[str, Template]) -> None:
         self.templates = dict(templates)
-        self._folded = {k.lower(): v for k, v in self.templates.items()}
+        self._builtin = templates
+        # case-folded index, built on the first lookup that needs it (most files never do):
+        # no lowered copy of every name a file declares (hostile files declare thousands)
+        self.declared: list[str] = []  # names the file declared, in order (the parser's list)
+        self._folded: dict[str, Template] | None = None
         self._layouts: dict[str, Layout | None] = {}
         self.problems: dict[str, str] = {}
 
     def declare(self, template: Template) -> None:
         self.templates[template.name] = template
-        self._folded[template.name.lower()] = template
+        self.declared.append(template.name)
+        if self._folded is not None:
+            self._folded[template.name.lower()] = template
         self._layouts.clear()
         self.problems.clear()
 
     def find(self, name: str) -> Template | None:
         """Exact name first, then any case (``TextureFileName``)."""
-        return self.templates.get(name) or self._folded.get(name.lower())
+        found = self.templates.get(name)
+        if found is not None:
+            return found
+        if self._folded is None:  # as if kept up to date: built-ins, then declarations in order
+            self._folded = {k.lower(): v for k, v in self._builtin.items()}
+            for declared in self.declared:  # each name's latest declaration, latest last
+                self._folded[declared.lower()] = self.templates[declared]
+        return self._folded.get(name.lower())
 
     def layout(self, name: str) -> Layout | None:
         """The layout of a template, or None when unknown or unusable (see ``problems``)."""

@@ -11,7 +11,18 @@ import re
 import uuid
 
 from .numbers import NumberSyntaxError, scan_numbers
-from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
+from .tokens import (
+    EOF,
+    GUID,
+    NAME,
+    NUMBERS,
+    PLACE_SHIFT,
+    PUNCT,
+    STRING,
+    TEMPLATE,
+    Token,
+    TokenSource,
+)
 
 _SKIP = re.compile(rb"(?:[\s\x00\x1a]+|//[^\r\n]*|#[^\r\n]*)*")
 _NAME = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\-.\x80-\xff]*")
@@ -43,6 +54,7 @@ class TextTokens(TokenSource):
         super().__init__(data, start, path)
         self._newline = b"\n" if data.find(b"\n") >= 0 else b"\r"
         self._line_cache = (0, 1)  # (offset, line number at that offset)
+        self._names: dict[str, str] = {}
 
     def _skip(self) -> int:
         m = _SKIP.match(self.data, self.pos)
@@ -86,7 +98,9 @@ class TextTokens(TokenSource):
             name = decode_text(m.group())
             if len(name) == 8 and name.lower() == "template":
                 return (TEMPLATE, name, pos)
-            return (NAME, name, pos)
+            # one string per distinct name: template names recur as member types and object
+            # templates, thousands of times in a hostile file
+            return (NAME, self._names.setdefault(name, name), pos)
         raise self.error(f"unexpected character {chr(c)!r}", pos)
 
     def header_name(self) -> str | None:
@@ -120,12 +134,23 @@ class TextTokens(TokenSource):
         self._line_cache = (offset, line)
         return line
 
-    def where(self, offset: int) -> str:
+    def _line_column(self, offset: int) -> tuple[int, int]:
         offset = max(0, min(offset, self.end))
         line = self.line_of(offset)
         # only the line-end byte in use: a search for the other one would scan to the start
         start = self.data.rfind(self._newline, 0, offset) + 1
-        return f"{line}:{offset - start + 1}"
+        return line, offset - start + 1
+
+    def where(self, offset: int) -> str:
+        line, column = self._line_column(offset)
+        return f"{line}:{column}"
+
+    def place(self, offset: int) -> int | str:
+        """``line << PLACE_SHIFT | column`` (``place_text`` gives "line:column" back)."""
+        line, column = self._line_column(offset)
+        if column >> PLACE_SHIFT:  # a line longer than the packing holds: keep the text
+            return f"{line}:{column}"
+        return line << PLACE_SHIFT | column
 
     def value_offset(self, chunk_offset: int, index: int) -> int:
         for i, m in enumerate(_VALUE_TOKEN.finditer(self.data, chunk_offset)):

@@ -2,8 +2,10 @@
 
 Files are named ``<what>-<name>.x``: ``crash``/``hang``/``slow`` ones must now pass every
 limit; ``memory-numbers-*`` ones broke only the memory limit, inside ``numbers.py`` (fixed);
-``*-dense-*`` ones are made of tiny objects or declarations, each costing ~0.5 KB of Python
-objects for ~20 bytes of file: linear, but above 10x (a limit of the document model).
+``memory-*`` ones broke only the memory limit (chains of thousands of tiny template
+declarations, plain or in tzip/bzip; 256 nested frames) and must now stay within it.
+``*-dense-*`` ones (none left) would be made of tiny objects or declarations costing more than
+10x their text in Python objects: a known limit of the document model, expected to fail.
 ``import-*`` files broke the Blender importer and are replayed by ``test_import_fuzz``.
 """
 

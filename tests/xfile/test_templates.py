@@ -205,3 +205,20 @@ def test_binary_lists_span_members_and_objects_parts() -> None:
     assert mesh.corners.tolist() == [0, 1, 2]
     assert mesh.material_indices is not None and mesh.material_indices.tolist() == [1]
     assert [m.texture for m in mesh.materials] == ["t0.png", "t1.png"]
+
+
+def test_case_folded_lookup_finds_the_latest_declaration() -> None:
+    """The case-folded index is built on first need: same answer as one kept up to date."""
+    doc = read(
+        HEAD
+        + b"""template Foo { <11111111-0000-0000-0000-000000000001> DWORD a; }
+        template FOO { <11111111-0000-0000-0000-000000000002> DWORD a; DWORD b; }
+        template Foo { <11111111-0000-0000-0000-000000000003> DWORD a; DWORD b; DWORD c; }
+        fOO { 1; 2; 3; }
+        """
+    )
+    obj = next(doc.walk())
+    assert obj.members == {"a": 1, "b": 2, "c": 3}
+    assert doc.declared == ["Foo", "FOO", "Foo"]
+    assert doc.templates["Foo"].where == "4:9"
+    assert doc.templates["Foo"].allowed == ()

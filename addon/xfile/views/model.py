@@ -66,7 +66,7 @@ class MeshData:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@dataclass(slots=True, eq=False)
 class FrameData:
     name: str | None
     matrix: np.ndarray  # (4, 4) FrameTransformMatrix (identity when absent), row-vector

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..document import XDocument, XObject
+from ..document import XDocument, XObject, XReference
 from .animation import animation_set, morph_set
 from .cloth import attach_top_level
 from .mesh import mesh_data
@@ -41,7 +41,10 @@ class _Builder:
         or a reference cycle) is not built twice: that keeps the work linear in the file."""
         self.frames_built.add(id(obj))
         data = FrameData(obj.name, np.eye(4), source=obj)
-        for child in obj.objects():
+        for item in obj.children:  # obj.objects() inlined: no generator per nesting level
+            child = item.target if isinstance(item, XReference) else item
+            if child is None:
+                continue
             kind = child.template.lower()
             if kind == "frame" and id(child) in self.frames_built:
                 self.warnings.append(f"{obj.where}: Frame {child.name or ''} referenced again: "
