@@ -13,7 +13,19 @@ import uuid
 import numpy as np
 
 from .text_tokens import decode_text
-from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
+from .tokens import (
+    DECOMPRESSED,
+    EOF,
+    GUID,
+    NAME,
+    NUMBERS,
+    PUNCT,
+    STRING,
+    TEMPLATE,
+    Token,
+    TokenSource,
+    binary_place,
+)
 
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
@@ -39,7 +51,9 @@ class BinaryTokens(TokenSource):
     ) -> None:
         super().__init__(data, start, path)
         self._float_dtype = np.dtype("<f8") if float_bits == 64 else np.dtype("<f4")
-        self._suffix = " of the decompressed data" if compressed else ""
+        self._compressed = compressed
+        self._names: dict[str, str] = {}  # one string per distinct name, as in text files
+        self._suffix = DECOMPRESSED if compressed else ""
 
     def _need(self, pos: int, size: int, what: str, tok_start: int) -> None:
         if pos + size > self.end:
@@ -73,7 +87,8 @@ class BinaryTokens(TokenSource):
             self.pos = p + 4 + size
             if tid == T_STRING:
                 return (STRING, decode_text(raw.rstrip(b"\x00")), pos)
-            return (NAME, decode_text(raw), pos)
+            name = decode_text(raw)
+            return (NAME, self._names.setdefault(name, name), pos)
         if tid == T_INTEGER:
             self._need(p, 4, "integer", pos)
             self.pos = p + 4
@@ -95,6 +110,9 @@ class BinaryTokens(TokenSource):
 
     def where(self, offset: int) -> str:
         return f"byte {offset}{self._suffix}"
+
+    def place(self, offset: int) -> int:
+        return binary_place(offset, self._compressed)
 
     def value_offset(self, chunk_offset: int, index: int) -> int:
         tid = _U16.unpack_from(self.data, chunk_offset)[0] if chunk_offset + 2 <= self.end else 0

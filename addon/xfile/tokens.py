@@ -41,13 +41,25 @@ def describe(tok: Token) -> str:
 PLACE_SHIFT = 40  # a packed text place: line << PLACE_SHIFT | column
 
 
+DECOMPRESSED = " of the decompressed data"  # said of byte offsets in tzip/bzip files
+
+
+def binary_place(offset: int, compressed: bool) -> int:
+    """A byte offset packed as a negative int (text places are non-negative)."""
+    return ~(offset << 1 | int(compressed))
+
+
 def place_text(place: int | str) -> str:
     """A place kept by ``TokenSource.place`` as ``where`` gives it: "line:column" or as is.
 
-    Kept per declaration, a packed int is ~25 bytes smaller than its "line:column" string.
+    Kept per declaration, a packed int is ~25 bytes smaller than its "line:column" string
+    and ~60 bytes smaller than "byte N of the decompressed data".
     """
     if isinstance(place, str):
         return place
+    if place < 0:
+        packed = ~place
+        return f"byte {packed >> 1}{DECOMPRESSED if packed & 1 else ''}"
     return f"{place >> PLACE_SHIFT}:{place & ((1 << PLACE_SHIFT) - 1)}"
 
 

@@ -166,3 +166,14 @@ def test_places_in_cr_only_and_crlf_files() -> None:
     """Columns count from the last line end actually used by the file."""
     assert error_of(HEAD[:-1] + b"\rFrame F {\r  @\r}").startswith("<data>:3:3: unexpected")
     assert error_of(HEAD[:-1] + b"\r\nFrame F {\r\n  @\r\n}").startswith("<data>:3:3: unexpected")
+
+
+def test_binary_places_are_packed_and_read_back() -> None:
+    """Template places of binary files are kept as packed ints (memory of declaration-heavy
+    files) and still read as "byte N", with the decompressed note for tzip/bzip."""
+    from addon.xfile.tokens import binary_place, place_text
+
+    assert place_text(binary_place(0, False)) == "byte 0"
+    assert place_text(binary_place(1234, False)) == "byte 1234"
+    assert place_text(binary_place(77, True)) == "byte 77 of the decompressed data"
+    assert binary_place(5, False) < 0  # text places (line << shift | column) are >= 0
