@@ -9,7 +9,7 @@ reads, precomputed once per document so the per-object cost stays small.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from uuid import UUID
 
 from .errors import XFileError
@@ -37,7 +37,9 @@ class Member:
 class Template:
     name: str
     guid: UUID | None
-    members: list[Member] = field(default_factory=list)
+    # a tuple once declared: 48 bytes for one member where a list costs ~90 (hostile files
+    # declare thousands of one-member templates)
+    members: Sequence[Member] = ()
     restriction: str = CLOSED
     # a shared empty tuple unless restricted (most templates): no list per declaration
     allowed: Sequence[tuple[str, UUID | None]] = ()
@@ -74,12 +76,12 @@ def parse_template(tokens: TokenSource, start: int) -> Template:
         tok = tokens.next()
         kind, value = tok[0], tok[1]
         if kind == PUNCT and value == "}":
-            template.members = members[:]  # exactly sized: no growth slack per declaration
+            template.members = tuple(members)
             return template
         if kind == PUNCT and value == ";":
             continue
         if kind == PUNCT and value == "[":
-            template.members = members[:]
+            template.members = tuple(members)
             _parse_restriction(tokens, template)
             tokens.expect_punct("}", f"to close template {name}")
             return template
