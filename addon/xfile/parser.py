@@ -63,12 +63,7 @@ class Parser:
         name = tokens.header_name()
         tokens.expect_punct("{", f"after {tname} {name or ''}".rstrip())
         where = tokens.where(head[2])
-        tok = tokens.next()
-        guid = None
-        if tok[0] == GUID:
-            guid = tok[1]
-        else:
-            tokens.push(tok)
+        guid = tokens.optional_guid()
         stream = ValueStream(tokens)
         layout = self.table.layout(tname)
         members: dict[str, Any]
@@ -145,11 +140,8 @@ class Parser:
         """``{ Name }``, ``{ <GUID> }`` or ``{ Name <GUID> }`` (the ``{`` already read)."""
         tokens = self.tokens
         name = tokens.reference_name()  # type: ignore[attr-defined]
+        guid = tokens.optional_guid()
         tok = tokens.next()
-        guid = None
-        if tok[0] == GUID:
-            guid = tok[1]
-            tok = tokens.next()
         if not (tok[0] == PUNCT and tok[1] == "}"):
             raise tokens.error(f"expected '}}' to close a reference, found {describe(tok)}", tok[2])
         if name is None and guid is None:

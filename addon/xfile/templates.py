@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from .errors import XFileError
-from .tokens import GUID, NAME, NUMBERS, PUNCT, TokenSource, describe, place_text
+from .tokens import NAME, NUMBERS, PUNCT, TokenSource, describe, place_text
 
 INT_TYPES = frozenset({"WORD", "DWORD", "CHAR", "UCHAR", "BYTE", "SWORD", "SDWORD", "ULONGLONG"})
 FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})
@@ -64,12 +64,7 @@ def parse_template(tokens: TokenSource, start: int) -> Template:
     name = str(tok[1])
     context = f"in template {name}"
     tokens.expect_punct("{", f"after template {name}")
-    tok = tokens.next()
-    guid = None
-    if tok[0] == GUID:
-        guid = tok[1]
-    else:
-        tokens.push(tok)
+    guid = tokens.optional_guid()
     template = Template(name, guid, place=tokens.place(start))
     members: list[Member] = []
     while True:
@@ -145,11 +140,8 @@ def _parse_restriction(tokens: TokenSource, template: Template) -> None:
                 tok[2],
             )
         name = str(tok[1])
+        guid = tokens.optional_guid()
         tok = tokens.next()
-        guid = None
-        if tok[0] == GUID:
-            guid = tok[1]
-            tok = tokens.next()
         allowed.append((name, guid))
 
 

@@ -8,6 +8,7 @@ becomes "line:column" or "byte N" only when an error or an object's place is rep
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from .errors import XFileError
 
@@ -98,6 +99,15 @@ class TokenSource:
         """Bytes not yet tokenized: no count can ask for more values than this."""
         pushed = sum(len(t[1]) for t in self._pushed if t[0] == NUMBERS)
         return max(0, self.end - self.pos) + pushed
+
+    def optional_guid(self) -> UUID | None:
+        """The next token's GUID when it is one (object bodies, templates, references, and
+        restrictions may carry one); anything else is left for the caller."""
+        tok = self.next()
+        if tok[0] == GUID:
+            return tok[1]
+        self.push(tok)
+        return None
 
     # -- places ------------------------------------------------------------------------------
     def where(self, offset: int) -> str:  # pragma: no cover - abstract
