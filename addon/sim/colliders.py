@@ -14,12 +14,13 @@ one).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from .rows import dot_rows, put_columns, take_columns
+from .rows import dot_rows, put_columns, put_rows, squared_lengths, take_columns, take_rows
 
+TINY_SQUARED = 1e-30  # keeps a zero slip finite: 0 / tiny, then capped at 1
 Contacts = tuple[np.ndarray, np.ndarray, np.ndarray]  # indices (k,), normals (3, k), push (k,)
 
 
@@ -145,7 +146,9 @@ def resolve_positions(
 ) -> int:
     """Push movable points out; friction (Coulomb, scaled by the push) slows their slip.
 
-    ``movable`` is a boolean ``(N,)`` mask. Returns the number of contacts.
+    ``movable`` is a boolean ``(N,)`` mask. Returns the number of contacts. The contacts'
+    rows are gathered whole and updated one strided column at a time (a cloth resting on the
+    floor has thousands of contacts every substep: transposed copies cost more than the maths).
     """
     total = 0
     for collider in colliders:
@@ -153,20 +156,52 @@ def resolve_positions(
         if not idx.size:
             continue
         total += idx.size
-        p = take_columns(pos, idx)
-        p += normals * push
+        rows = take_rows(pos, idx)
+        axes = _normal_axes(normals)
         mu = _friction(collider, friction)
         if mu > 0.0:
-            # Coulomb: static while the tangential slip is within mu * push, else slowed by it
-            tangential = p - take_columns(prev, idx)
-            along = np.einsum("ij,ij->j", tangential, normals)
-            tangential -= normals * along
-            slip = np.sqrt(np.einsum("ij,ij->j", tangential, tangential))
-            limit = mu * push
-            cut = np.where(slip <= limit, 1.0, limit / np.maximum(slip, 1e-30))
-            p -= tangential * cut.astype(p.dtype)
-        put_columns(pos, idx, p)
+            _limit_slip(rows, take_rows(prev, idx), axes, push, mu)
+        for axis, component in axes:
+            column = rows[:, axis]
+            column += component * push
+        put_rows(pos, idx, rows)
     return total
+
+
+def _normal_axes(normals: np.ndarray) -> list[tuple[int, Any]]:
+    """``(axis, component)`` of the contact normals; one normal for all (a plane's, a
+    broadcast view) gives scalar components, its zero ones left out."""
+    if normals.strides[1] == 0:
+        first = normals[:, 0]
+        return [(axis, first.dtype.type(first[axis])) for axis in range(3) if first[axis] != 0]
+    return [(axis, normals[axis]) for axis in range(3)]
+
+
+def _limit_slip(
+    rows: np.ndarray,
+    before: np.ndarray,
+    axes: list[tuple[int, Any]],
+    push: np.ndarray,
+    mu: float,
+) -> None:
+    """Coulomb: the tangential motion of this substep is removed while it is within
+    ``mu * push`` (static), else shortened by that much. The push is along the normal, so
+    the tangential part is the same before and after it. ``before`` is overwritten."""
+    moved = np.subtract(rows, before, out=before)
+    along = np.zeros(len(rows), dtype=rows.dtype)
+    for axis, component in axes:
+        along += moved[:, axis] * component
+    for axis, component in axes:
+        column = moved[:, axis]
+        column -= along * component
+    slip = squared_lengths(moved, along, np.empty_like(moved))
+    slip += TINY_SQUARED
+    np.sqrt(slip, out=slip)
+    cut = np.divide(push * rows.dtype.type(mu), slip, out=slip)
+    np.minimum(cut, 1.0, out=cut)
+    for axis in range(3):
+        column = rows[:, axis]
+        column -= moved[:, axis] * cut
 
 
 def resolve_velocities(

@@ -41,6 +41,22 @@ def take_columns(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(picked[:, :3].T)
 
 
+def take_rows(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``rows[idx]`` as a ``(k, 4)`` copy: float32 rows move as one 16-byte item each."""
+    if rows.dtype == np.float32 and rows.flags.c_contiguous:
+        return np.take(rows.view(np.complex128).reshape(-1), idx).view(np.float32).reshape(-1, 4)
+    return np.take(rows, idx, axis=0)
+
+
+def put_rows(rows: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """``rows[idx] = values`` for ``(k, 4)`` ``values`` of the same dtype."""
+    if rows.dtype == np.float32 and rows.flags.c_contiguous and values.flags.c_contiguous:
+        flat = rows.view(np.complex128).reshape(-1)
+        flat[idx] = values.view(np.complex128).reshape(-1)
+    else:
+        rows[idx] = values
+
+
 def put_columns(rows: np.ndarray, idx: np.ndarray, columns: np.ndarray) -> None:
     """``rows[idx, :3] = columns.T`` for ``(3, k)`` ``columns``; the 4th column becomes 0."""
     full = np.zeros((idx.size, 4), dtype=rows.dtype)

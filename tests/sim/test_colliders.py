@@ -71,3 +71,46 @@ def test_columns_round_trip_for_both_storages() -> None:
         put_columns(rows, idx, cols * 2)
         assert (rows[idx, :3] == 2 * np.arange(24, dtype=dtype).reshape(6, 4)[idx, :3]).all()
         assert (rows[:, 3] == 0).all()
+
+
+def _expected_on_plane(
+    p: np.ndarray, before: np.ndarray, point: np.ndarray, normal: np.ndarray
+) -> np.ndarray:
+    """The plane's version of ``_expected_position``: push along the normal, Coulomb slip."""
+    n = normal / np.linalg.norm(normal)
+    height = (p - point) @ n
+    if height >= MARGIN:
+        return p
+    push = MARGIN - height
+    out = p + n * push
+    moved = out - before
+    tangential = moved - n * (moved @ n)
+    slip = np.linalg.norm(tangential)
+    cut = 1.0 if slip <= MU * push else MU * push / slip
+    return out - tangential * cut
+
+
+def test_plane_positions_match_the_rule_for_level_and_tilted_planes() -> None:
+    rng = np.random.default_rng(7)
+    before = rng.uniform(-1.0, 1.0, (40, 3))
+    after = before + rng.normal(0.0, 0.05, (40, 3))
+    after[::3] += [0.3, -0.2, 0.0]  # slipping beyond the static limit
+    for point, normal in (([0, 0, 0.1], [0, 0, 1]), ([0.1, 0.2, 0], [0.3, -0.4, 0.8])):
+        plane = Plane(point, normal)
+        pos, prev = XpbdSolver.make_state(after), XpbdSolver.make_state(before)
+        movable = np.ones(len(after), dtype=bool)
+        movable[5] = False
+        count = resolve_positions((plane,), pos, prev, movable, MARGIN, MU)
+        n = np.asarray(normal, float) / np.linalg.norm(normal)
+        inside = ((after - np.asarray(point, float)) @ n < MARGIN) & movable
+        assert count == int(inside.sum()) and count > 5
+        for i in range(len(after)):
+            expected = (
+                after[i]
+                if not movable[i]
+                else _expected_on_plane(
+                    after[i], before[i], np.asarray(point, float), np.asarray(normal, float)
+                )
+            )
+            assert np.allclose(pos[i, :3], expected, atol=2e-6), i
+        assert (pos[:, 3] == 0).all()
