@@ -46,7 +46,6 @@ class ConstraintGroup:
     hard_stiffness: np.ndarray | None = None  # LIMITED_SPRING: stiffness beyond the limit
     period: int = 1  # solved on every ``period``-th substep, with ``period`` x the step
     phase: int = 0  # ... on the substeps whose index % period == phase
-    inverse: np.ndarray | None = None  # see ``work_state.inverse_index`` (None: scatter)
     # filled by ``prepare``: mass shares replicated over the 4 columns, (+w_a, -w_b) / denom
     gain4: np.ndarray = field(default_factory=lambda: np.empty((2, 0, 4), np.float32))
     soft_share: np.ndarray | None = None  # LIMITED_SPRING: soft gain / gain4 per constraint
@@ -129,14 +128,20 @@ class GroupViews:
 
 
 def solve_group(
-    points: np.ndarray, g: ConstraintGroup, w: GroupViews, tail: np.ndarray | None = None
+    points: np.ndarray, g: ConstraintGroup, w: GroupViews, ends: np.ndarray | None = None
 ) -> None:
     """Project every constraint of ``g`` once; ``points`` is the ``(N,)`` complex128 view.
 
-    The solved ends are scattered back into ``points``, or with ``tail`` (``2g`` complex128)
-    written there instead, for ``WorkState.permute`` to gather.
+    ``ends`` replaces ``g.ends`` when the state is kept in another order (``work_state``).
     """
-    gathered = np.take(points, g.ends, out=w.gathered, mode="clip")
+    ids = g.ends if ends is None else ends
+    gathered = np.take(points, ids, out=w.gathered, mode="clip")
+    project(gathered, g, w)
+    points[ids] = gathered
+
+
+def project(gathered: np.ndarray, g: ConstraintGroup, w: GroupViews) -> None:
+    """Project the group's ``2g`` ends (complex128: first ends, then second ends) in place."""
     ends = gathered.view(np.float32).reshape(2, -1, 4)
     delta = np.subtract(ends[1], ends[0], out=w.delta)
     square = np.multiply(delta, delta, out=w.square)
@@ -154,12 +159,7 @@ def solve_group(
     for axis in range(3):
         column = delta[:, axis]
         np.multiply(column, factor, out=column)
-    np.multiply(g.gain4, delta, out=w.step)
-    if tail is None:
-        ends += w.step
-        points[g.ends] = gathered
-    else:
-        np.add(ends, w.step, out=tail.view(np.float32).reshape(ends.shape))
+    ends += np.multiply(g.gain4, delta, out=w.step)
 
 
 def _limited_factor(

@@ -32,13 +32,13 @@ import numpy as np
 
 from .colliders import Collider, Scratch, resolve_positions
 from .coloring import colour_groups
-from .constraint_pass import ConstraintGroup, GroupViews, Mode, PassBuffers, solve_group
+from .constraint_pass import ConstraintGroup, GroupViews, Mode, PassBuffers
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
 from .rows import squared_lengths
 from .settings import SimSettings
 from .tethers import build_tethers
-from .work_state import WorkState, inverse_index
+from .work_state import pass_plans
 
 # Measured on the bench scene (see tests/bench/bench_solver.py): solving shear springs and
 # the limiters over 4+ springs every other substep (with twice the step, so as stiff; limiter
@@ -98,7 +98,7 @@ class XpbdSolver:
         largest = max((g.size for g in self.groups), default=0)
         self._buffers = PassBuffers(largest)
         self._views: list[GroupViews] = [self._buffers.views(g.size) for g in self.groups]
-        self._work = WorkState(n, 2 * largest)
+        self._plans = pass_plans(self.groups, self._views, n)
         self._prev = np.zeros((n, 4), dtype=np.float32)
         self._moved = np.zeros((n, 4), dtype=np.float32)
         self._dt = -1.0
@@ -218,7 +218,6 @@ class XpbdSolver:
                     inv_b=inv[b],
                     limit=None if limit is None else limit[members].astype(np.float32),
                     hard_stiffness=None if hard is None else hard[members],
-                    inverse=inverse_index(np.concatenate([a, b]), n),
                 )
             )
 
@@ -293,17 +292,7 @@ class XpbdSolver:
         vel *= np.float32(1.0 / dt)
 
     def _solve_springs(self, points: np.ndarray, index: int = 0) -> None:
-        work = self._work
-        work.load(points)
-        for g, views in zip(self.groups, self._views, strict=True):
-            if g.period != 1 and index % g.period != g.phase:
-                continue
-            if g.inverse is None:
-                solve_group(work.points, g, views)
-            else:
-                solve_group(work.points, g, views, work.tail(g.ends.size))
-                work.permute(g.inverse)
-        work.store(points)
+        self._plans[index % len(self._plans)].run(points)
 
     def _solve_tethers(self, pos: np.ndarray) -> None:
         points = as_complex(pos)
