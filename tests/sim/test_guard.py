@@ -119,3 +119,29 @@ def test_a_point_snapped_far_within_the_frame_counts_as_too_fast() -> None:
     assert guard.problem(end, slow) is None  # velocities alone miss it
     assert guard.problem(end, slow, start, 1.0 / 24.0) == "a point moves at 2.4e+03 m/s"
     assert guard.problem(end, slow, start, 1.0) is None  # 100 m/s is within the limit
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_guard_names_each_problem_on_both_storages(dtype: type) -> None:
+    model = grid_model(4, pins=(0, 3))
+    guard = ExplosionGuard(model, max_speed=10.0, max_stretch=2.0)
+    rest = np.zeros((16, 4), dtype=dtype)
+    rest[:, :3] = model.rest_positions
+    still = np.zeros_like(rest)
+    assert guard.problem(rest, still) is None
+    for row, value in ((5, np.nan), (6, np.inf), (7, -np.inf)):
+        bad = rest.copy()
+        bad[row, 1] = value
+        assert guard.problem(bad, still) == "non-finite positions or velocities"
+        assert guard.problem(rest, bad) == "non-finite positions or velocities"
+    fast = still.copy()
+    fast[0, 0] = 50.0  # a pinned point may move fast (it follows the animation)
+    assert guard.problem(rest, fast) is None
+    fast[9, 2] = -11.0  # a free one may not
+    assert guard.problem(rest, fast) == "a point moves at 11 m/s"
+    torn = rest.copy()
+    spacing = float(np.linalg.norm(model.rest_positions[1] - model.rest_positions[0]))
+    torn[10:, 1] += 2.5 * spacing  # rows 2-3 pulled away from rows 0-1: stretch 3.5x > 2x
+    assert guard.problem(torn, still) == "a spring is stretched beyond the limit"
+    torn[10:, 1] -= 1.5 * spacing  # 2x: on the limit, not beyond it
+    assert guard.problem(torn, still) is None
