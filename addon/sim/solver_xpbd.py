@@ -35,9 +35,8 @@ from .coloring import colour_groups
 from .constraint_pass import ConstraintGroup, GroupViews, Mode, PassBuffers
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
-from .rows import squared_lengths
 from .settings import SimSettings
-from .tethers import build_tethers
+from .tethers import TetherSlot, build_tethers
 from .work_state import pass_plans
 
 # Measured on the bench scene (see tests/bench/bench_solver.py): solving shear springs and
@@ -53,22 +52,6 @@ LONG_LIMITER_LEVEL = 1  # limiter levels from here on (span 4, 8 ...) run every 
 # stretch 8.9%, 4 levels 6.6%, at 4% more time; at 100 across a 4th level only cost time).
 REFERENCE_SPRINGS_ACROSS = 100.0
 MAX_LIMITER_LEVELS = 8
-
-
-class _TetherSlot:
-    """One tether per point in ``points`` (no point twice), with its work buffers."""
-
-    def __init__(self, points: np.ndarray, pins: np.ndarray, limits: np.ndarray) -> None:
-        self.points = points  # (T,) tethered point ids
-        self.pins = pins  # (T,) their pins
-        self.limits = limits.astype(np.float32)
-        self.limits_squared = self.limits * self.limits
-        count = points.size
-        self.ends = np.empty(count, dtype=np.complex128)
-        self.anchors = np.empty(count, dtype=np.complex128)
-        self.square = np.empty((count, 4), dtype=np.float32)
-        self.dist2 = np.empty(count, dtype=np.float32)
-        self.over = np.empty(count, dtype=bool)
 
 
 def as_complex(points: np.ndarray) -> np.ndarray:
@@ -98,7 +81,7 @@ class XpbdSolver:
         largest = max((g.size for g in self.groups), default=0)
         self._buffers = PassBuffers(largest)
         self._views: list[GroupViews] = [self._buffers.views(g.size) for g in self.groups]
-        self._plans = pass_plans(self.groups, self._views, n)
+        self._plans = pass_plans(self.groups, self._views, n, self.tethers)
         self._prev = np.zeros((n, 4), dtype=np.float32)
         self._moved = np.zeros((n, 4), dtype=np.float32)
         self._dt = -1.0
@@ -221,7 +204,7 @@ class XpbdSolver:
                 )
             )
 
-    def _build_tether_slots(self, model: ClothModel, settings: SimSettings) -> list[_TetherSlot]:
+    def _build_tether_slots(self, model: ClothModel, settings: SimSettings) -> list[TetherSlot]:
         if not settings.tethers:
             return []
         tethers = build_tethers(
@@ -231,7 +214,7 @@ class XpbdSolver:
             k=settings.tether_pins,
         )
         return [
-            _TetherSlot(p, q, lim)
+            TetherSlot(p, q, lim)
             for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
         ]
 
@@ -275,8 +258,7 @@ class XpbdSolver:
         vel *= self._keep
         np.multiply(vel, np.float32(dt), out=self._moved)
         pos += self._moved
-        self._solve_springs(as_complex(pos), index)
-        self._solve_tethers(pos)
+        self._solve_constraints(as_complex(pos), index)
         if colliders:
             s = self.settings
             resolve_positions(
@@ -291,29 +273,9 @@ class XpbdSolver:
         np.subtract(pos, prev, out=vel)
         vel *= np.float32(1.0 / dt)
 
-    def _solve_springs(self, points: np.ndarray, index: int = 0) -> None:
+    def _solve_constraints(self, points: np.ndarray, index: int = 0) -> None:
+        """Springs, limiters, then tethers: one pass, in the plan of this substep's turn."""
         self._plans[index % len(self._plans)].run(points)
-
-    def _solve_tethers(self, pos: np.ndarray) -> None:
-        points = as_complex(pos)
-        for t in self.tethers:
-            p = np.take(points, t.points, out=t.ends, mode="clip").view(np.float32)
-            q = np.take(points, t.pins, out=t.anchors, mode="clip").view(np.float32)
-            p = p.reshape(-1, 4)
-            q = q.reshape(-1, 4)
-            np.subtract(p, q, out=p)
-            dist2 = squared_lengths(p, t.dist2, t.square)
-            over = np.flatnonzero(np.greater(dist2, t.limits_squared, out=t.over))
-            if not over.size:
-                continue
-            # pulled back onto the sphere of radius limit around the pin: q + (p - q) * scale
-            rows = t.ends[over].view(np.float32).reshape(-1, 4)
-            scale = t.limits[over] / np.sqrt(dist2[over])
-            for axis in range(3):
-                column = rows[:, axis]
-                np.multiply(column, scale, out=column)
-            rows += t.anchors[over].view(np.float32).reshape(-1, 4)
-            points[t.points[over]] = rows.view(np.complex128).reshape(-1)
 
 
 def _limiter_level_count(settings: SimSettings, model: ClothModel) -> int:

@@ -124,3 +124,43 @@ def build_tethers(
             out.pins.append(ids[keep, slot])
             out.lengths.append(dist[keep, slot].astype(np.float32))
     return out
+
+
+TINY_LENGTH_SQUARED = np.float32(1e-18)
+ONE = np.float32(1.0)
+
+
+class TetherSlot:
+    """One tether per point of ``points`` (no point twice), with the work arrays that solve
+    them in place (see ``work_state.PassPlan``, which keeps these points contiguous)."""
+
+    def __init__(self, points: np.ndarray, pins: np.ndarray, limits: np.ndarray) -> None:
+        self.points = np.ascontiguousarray(points, dtype=np.intp)  # (T,) tethered point ids
+        self.pins = np.ascontiguousarray(pins, dtype=np.intp)  # (T,) their pins
+        self.limits = np.ascontiguousarray(limits, dtype=np.float32)
+        count = self.points.size
+        self.anchors = np.empty(count, dtype=np.complex128)
+        self.delta = np.empty((count, 4), dtype=np.float32)
+        self.square = np.empty((count, 4), dtype=np.float32)
+        self.length = np.empty(count, dtype=np.float32)
+        self.factor = np.empty(count, dtype=np.float32)
+
+    def project(self, points: np.ndarray, anchors: np.ndarray) -> None:
+        """Pull each of ``points`` (complex128 ``(T,)``, in place) back onto the sphere of
+        its limit around its anchor when it is outside: ``p -= (p - q) * max(1 - limit /
+        |p - q|, 0)``. Points within their limit get an exact zero correction."""
+        p = points.view(np.float32).reshape(-1, 4)
+        q = anchors.view(np.float32).reshape(-1, 4)
+        delta = np.subtract(p, q, out=self.delta)
+        square = np.multiply(delta, delta, out=self.square)
+        length = np.add(square[:, 0], square[:, 1], out=self.length)
+        length += square[:, 2]
+        length += TINY_LENGTH_SQUARED
+        np.sqrt(length, out=length)
+        factor = np.divide(self.limits, length, out=self.factor)
+        np.subtract(ONE, factor, out=factor)
+        np.maximum(factor, 0.0, out=factor)
+        for axis in range(3):
+            column = delta[:, axis]
+            column *= factor
+        p -= delta

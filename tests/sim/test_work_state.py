@@ -7,6 +7,7 @@ import numpy as np
 from addon.sim.coloring import colour_groups
 from addon.sim.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
 from addon.sim.solver_xpbd import XpbdSolver, as_complex
+from addon.sim.tethers import TetherSlot
 from addon.sim.work_state import PassPlan, pass_plans
 from tests.sim.grids import quad_grid
 
@@ -62,8 +63,8 @@ def test_permuted_pass_is_bit_identical_to_the_natural_order() -> None:
         state, groups, n = _scene(seed)
         buffers = PassBuffers(max(g.size for g in groups))
         plan = PassPlan(groups, [buffers.views(g.size) for g in groups], n)
-        assert sum(step.reorder is not None for step in plan.steps) >= 2
-        assert sum(step.reorder is None for step in plan.steps) >= 1
+        assert sum(step.ids is None for step in plan.steps) >= 2
+        assert sum(step.ids is not None for step in plan.steps) >= 1
         out = state.copy()
         for _ in range(3):  # the plan is reused pass after pass
             plan.run(as_complex(out))
@@ -81,5 +82,29 @@ def test_plans_per_substep_residue_pick_their_groups() -> None:
     views = [buffers.views(g.size) for g in groups]
     plans = pass_plans(groups, views, n)
     assert len(plans) == 2
-    assert [s.constraints for s in plans[0].steps] == [g for g in groups if g is not groups[1]]
-    assert [s.constraints for s in plans[1].steps] == groups
+    assert [s.group for s in plans[0].steps] == [g for g in groups if g is not groups[1]]
+    assert [s.group for s in plans[1].steps] == groups
+
+
+def test_tether_slots_pull_back_only_points_beyond_their_limit() -> None:
+    state, groups, n = _scene(1)
+    rng = np.random.default_rng(5)
+    pins = np.array([0, 11])
+    free = np.setdiff1d(np.arange(n), pins)
+    first = TetherSlot(free, pins[rng.integers(0, 2, free.size)], rng.uniform(0.1, 1.0, free.size))
+    second = TetherSlot(free, pins[rng.integers(0, 2, free.size)], rng.uniform(0.1, 1.0, free.size))
+    buffers = PassBuffers(max(g.size for g in groups))
+    plan = PassPlan(groups, [buffers.views(g.size) for g in groups], n, [first, second])
+    slot_steps = [step for step in plan.steps if step.slot is not None]
+    assert slot_steps[0].reorder is not None and slot_steps[1].reorder is None  # same points
+    out = state.copy()
+    plan.run(as_complex(out))
+    expected = _natural(state, groups)[:, :3].astype(np.float64)
+    for slot in (first, second):  # one tether after the other, as a loop would
+        for p, q, limit in zip(slot.points, slot.pins, slot.limits, strict=True):
+            d = expected[p] - expected[q]
+            length = np.linalg.norm(d)
+            if length > limit:
+                expected[p] = expected[q] + d * (limit / length)
+    assert np.allclose(out[:, :3], expected, atol=2e-6)
+    assert np.array_equal(out[pins], state[pins])
