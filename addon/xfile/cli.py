@@ -13,6 +13,7 @@ from typing import Any
 from . import read
 from .document import XDocument
 from .errors import XFileError
+from .names import is_word
 
 
 def summary(doc: XDocument) -> dict[str, Any]:
@@ -20,7 +21,7 @@ def summary(doc: XDocument) -> dict[str, Any]:
     scene = doc.scene()
     meshes = []
     for obj in doc.walk():
-        if obj.template.lower() != "mesh":
+        if not is_word(obj.template, "mesh"):
             continue
         info: dict[str, Any] = {"name": obj.name}
         try:
@@ -38,7 +39,7 @@ def summary(doc: XDocument) -> dict[str, Any]:
         "float_bits": doc.float_bits,
         "objects": doc.count_by_template(),
         "meshes": meshes,
-        "frames": sum(1 for o in doc.walk() if o.template.lower() == "frame"),
+        "frames": sum(1 for o in doc.walk() if is_word(o.template, "frame")),
         "animation_sets": [a.name for a in scene.animation_sets],
         "ticks_per_second": scene.ticks_per_second,
         "declared_templates": doc.declared,

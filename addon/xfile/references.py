@@ -9,6 +9,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from .document import XDocument, XObject, XReference
+from .names import fold, is_word
 
 # parent template (lower case) -> the template its references usually point at
 _PREFERRED = {"meshmateriallist": "material", "animation": "frame", "frame": "mesh"}
@@ -17,7 +18,7 @@ _PREFERRED = {"meshmateriallist": "material", "animation": "frame", "frame": "me
 def resolve_references(doc: XDocument, references: list[XReference]) -> None:
     by_name: dict[str, list[XObject]] = {}
     by_guid: dict[UUID, XObject] = {}
-    parent_of: dict[int, str] = {}
+    parent_of: dict[XReference, str] = {}  # the parent's template, as written
     for obj in doc.walk():
         if obj.name is not None:
             by_name.setdefault(obj.name, []).append(obj)
@@ -25,14 +26,14 @@ def resolve_references(doc: XDocument, references: list[XReference]) -> None:
             by_guid.setdefault(obj.guid, obj)
         for child in obj.children:
             if isinstance(child, XReference):
-                parent_of[id(child)] = obj.template.lower()
+                parent_of[child] = obj.template
     for ref in references:
         target = by_guid.get(ref.guid) if ref.guid is not None else None
         if target is None and ref.name is not None:
             candidates = by_name.get(ref.name, [])
             if len(candidates) > 1:
-                want = _PREFERRED.get(parent_of.get(id(ref), ""))
-                preferred = [c for c in candidates if c.template.lower() == want]
+                want = _PREFERRED.get(fold(parent_of.get(ref, "")))
+                preferred = [c for c in candidates if want and is_word(c.template, want)]
                 candidates = preferred or candidates
             target = candidates[0] if candidates else None
         ref.target = target

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from .errors import XFileError
+from .names import fold, is_word
 from .tokens import NAME, NUMBERS, PUNCT, TokenSource, describe, place_text
 
 INT_TYPES = frozenset({"WORD", "DWORD", "CHAR", "UCHAR", "BYTE", "SWORD", "SDWORD", "ULONGLONG"})
@@ -51,7 +52,14 @@ class Template:
         return place_text(self.place)
 
 
+_LONGEST_PRIMITIVE = max(len(p) for p in PRIMITIVES)
+
+
 def _primitive(type_name: str) -> str:
+    # upper-casing never shortens a name: a longer one is no primitive and is not upper-cased
+    # (a long non-ASCII name would cost 12 bytes a character of scratch, see ``names``)
+    if len(type_name) > _LONGEST_PRIMITIVE:
+        return type_name
     upper = type_name.upper()
     return upper if upper in PRIMITIVES else type_name
 
@@ -86,7 +94,7 @@ def parse_template(tokens: TokenSource, start: int) -> Template:
 
 
 def _parse_member(tokens: TokenSource, first: str, index: int, context: str) -> Member:
-    is_array = first.lower() == "array"
+    is_array = is_word(first, "array")
     if is_array:
         tok = tokens.next()
         if tok[0] != NAME:
@@ -191,7 +199,7 @@ class TemplateTable:
         self.templates[template.name] = template
         self.declared.append(template.name)
         if self._folded is not None:
-            self._folded[template.name.lower()] = template
+            self._folded[fold(template.name)] = template
         self._layouts.clear()
         self.problems.clear()
 
@@ -201,10 +209,10 @@ class TemplateTable:
         if found is not None:
             return found
         if self._folded is None:  # as if kept up to date: built-ins, then declarations in order
-            self._folded = {k.lower(): v for k, v in self._builtin.items()}
+            self._folded = {fold(k): v for k, v in self._builtin.items()}
             for declared in self.declared:  # each name's latest declaration, latest last
-                self._folded[declared.lower()] = self.templates[declared]
-        return self._folded.get(name.lower())
+                self._folded[fold(declared)] = self.templates[declared]
+        return self._folded.get(fold(name))
 
     def layout(self, name: str) -> Layout | None:
         """The layout of a template, or None when unknown or unusable (see ``problems``)."""

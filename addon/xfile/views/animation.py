@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..document import Ragged, XObject, XReference
+from ..names import is_word
 from .model import AnimationData, AnimationSetData, KeyTrack, MorphKeyData, MorphSetData
 from .values import DATA_ERRORS, children_named, flat_floats, member
 
@@ -77,7 +78,7 @@ def morph_set(obj: XObject) -> MorphSetData:
     only ``Loop = 1`` or the importer's option cycles a set, issue 5)."""
     loop_value = None
     for name, value in obj.members.items():
-        if name.lower() == "loop":
+        if is_word(name, "loop"):
             loop_value = value
     keys_value = next((v for v in obj.members.values() if isinstance(v, list)), [])
     keys = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..document import XObject, XReference
+from ..names import is_word
 from .model import MaterialData
 from .values import children_named, flat_floats, member
 
@@ -51,7 +52,7 @@ def material_list(
     materials = [material_data(m, cache) for m in children_named(obj, "Material")]
     for child in obj.children:
         target = child.target if isinstance(child, XReference) else None
-        if target is not None and target.template.lower() != "material":
+        if target is not None and not is_word(target.template, "material"):
             warnings.append(f"MeshMaterialList: reference to a {target.template}, not a Material")
     n_materials = int(member(obj, 0, "nMaterials"))
     if n_materials != len(materials):

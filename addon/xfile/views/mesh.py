@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..document import XObject
+from ..names import fold
 from .cloth import cloth_from_children
 from .decl import decode_decl, decode_fvf
 from .materials import material_list
@@ -20,7 +21,7 @@ def mesh_data(obj: XObject, materials: dict[int, MaterialData]) -> MeshData:
     sizes, corners = ragged_parts(member(obj, 3, "faces"))
     mesh = MeshData(obj.name, positions, sizes, corners, source=obj, warnings=warnings)
     for child in obj.objects():
-        kind = child.template.lower()
+        kind = fold(child.template)
         try:
             if kind == "meshnormals":
                 _normals(mesh, child)

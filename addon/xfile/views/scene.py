@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..document import XDocument, XObject, XReference
+from ..names import fold
 from .animation import animation_set, morph_set
 from .cloth import attach_top_level
 from .mesh import mesh_data
@@ -21,7 +22,17 @@ class _Builder:
             tuple[str, MeshData | XObject]
         ] = []  # meshes and top-level cloth, file order
         self.warnings: list[str] = []
-        self.frames_built: set[int] = set()
+        # the objects themselves (hashed by identity): no int per frame for its id
+        self.frames_built: set[XObject] = set()
+        self._kinds: dict[str, str] = {}
+
+    def kind(self, template: str) -> str:
+        """A template name folded to lower case, one string per name: not one per object
+        (held through 256 levels of nested frames), nor a long name's scratch (``names``)."""
+        kind = self._kinds.get(template)
+        if kind is None:
+            kind = self._kinds[template] = fold(template)
+        return kind
 
     def mesh(self, obj: XObject) -> MeshData | None:
         found = self.meshes.get(id(obj))
@@ -39,14 +50,14 @@ class _Builder:
     def frame(self, obj: XObject) -> FrameData:
         """A frame and its subtree. A frame already built (reached again through a reference,
         or a reference cycle) is not built twice: that keeps the work linear in the file."""
-        self.frames_built.add(id(obj))
+        self.frames_built.add(obj)
         data = FrameData(obj.name, np.eye(4), source=obj)
         for item in obj.children:  # obj.objects() inlined: no generator per nesting level
             child = item.target if isinstance(item, XReference) else item
             if child is None:
                 continue
-            kind = child.template.lower()
-            if kind == "frame" and id(child) in self.frames_built:
+            kind = self.kind(child.template)
+            if kind == "frame" and child in self.frames_built:
                 self.warnings.append(f"{obj.where}: Frame {child.name or ''} referenced again: "
                                      "ignored there")  # fmt: skip
                 continue
@@ -70,8 +81,8 @@ def scene_data(doc: XDocument) -> SceneData:
     builder = _Builder(doc)
     scene = SceneData(warnings=builder.warnings)
     for obj in doc.top():
-        kind = obj.template.lower()
-        if kind == "frame" and id(obj) not in builder.frames_built:
+        kind = builder.kind(obj.template)
+        if kind == "frame" and obj not in builder.frames_built:
             scene.frames.append(builder.frame(obj))
         elif kind == "mesh":
             mesh = builder.mesh(obj)

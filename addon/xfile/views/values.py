@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..document import Ragged, XObject
+from ..names import fold
 
 # what member values of an unexpected shape raise in the views (a file-declared template with
 # other types, NaN or huge counts): caught per object and turned into a warning
@@ -68,8 +69,8 @@ def matrix16(value: Any) -> np.ndarray:
 
 def children_named(obj: XObject, *templates: str) -> list[XObject]:
     """Children (references followed) of any of the given templates, any letter case."""
-    wanted = {t.lower() for t in templates}
-    return [c for c in obj.objects() if c.template.lower() in wanted]
+    wanted = {fold(t) for t in templates}
+    return [c for c in obj.objects() if fold(c.template) in wanted]
 
 
 def ragged_parts(value: Any) -> tuple[np.ndarray, np.ndarray]:
