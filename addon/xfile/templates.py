@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from uuid import UUID
+
+import numpy as np
 
 from .errors import XFileError
 from .names import fold, is_word
@@ -34,22 +37,98 @@ class Member:
     dims: list[int | str] | None = None  # None: scalar; else literal sizes or member names
 
 
-@dataclass(slots=True)
+# the names of unnamed members ("_0", "_1", ...): one string each, not one per declaration
+_UNNAMED = tuple(f"_{i}" for i in range(32))
+
+
 class Template:
-    name: str
-    guid: UUID | None
-    # a tuple once declared: 48 bytes for one member where a list costs ~90 (hostile files
-    # declare thousands of one-member templates)
-    members: Sequence[Member] = ()
-    restriction: str = CLOSED
-    # a shared empty tuple unless restricted (most templates): no list per declaration
-    allowed: Sequence[tuple[str, UUID | None]] = ()
-    place: int | str = ""  # where it was declared, as ``TokenSource.place`` keeps it
+    """A declared template; ``members``, ``guid``, ``restriction`` and ``allowed`` read as
+    plain fields.
+
+    Hostile files declare thousands of one-member templates, so a declaration is kept in four
+    slots (64 bytes where a dataclass of six fields took 80): a single member bare, not in a
+    tuple (48 bytes less), and the GUID and restriction in one ``_extra`` slot that is None
+    for a closed template without GUID.
+    """
+
+    __slots__ = ("_extra", "_members", "name", "place")
+
+    def __init__(
+        self,
+        name: str,
+        guid: UUID | None = None,
+        members: Sequence[Member] = (),
+        restriction: str = CLOSED,
+        allowed: Sequence[tuple[str, UUID | None]] = (),
+        place: int | str = "",  # where it was declared, as ``TokenSource.place`` keeps it
+    ) -> None:
+        self.name = name
+        self.members = tuple(members)
+        self._extra: tuple[UUID | None, str, Sequence[tuple[str, UUID | None]]] | None = None
+        self._set_extra(guid, restriction, allowed)
+        self.place = place
+
+    def _set_extra(
+        self, guid: UUID | None, restriction: str, allowed: Sequence[tuple[str, UUID | None]]
+    ) -> None:
+        plain = guid is None and restriction == CLOSED and not allowed
+        self._extra = None if plain else (guid, restriction, allowed)
+
+    @property
+    def members(self) -> tuple[Member, ...]:
+        kept = self._members
+        return (kept,) if isinstance(kept, Member) else kept
+
+    @members.setter
+    def members(self, members: tuple[Member, ...]) -> None:
+        self._members: Member | tuple[Member, ...] = members[0] if len(members) == 1 else members
+
+    @property
+    def guid(self) -> UUID | None:
+        return None if self._extra is None else self._extra[0]
+
+    @guid.setter
+    def guid(self, guid: UUID | None) -> None:
+        self._set_extra(guid, self.restriction, self.allowed)
+
+    @property
+    def restriction(self) -> str:
+        """CLOSED, OPEN (``[...]``) or RESTRICTED (``[Name <GUID>, ...]``)."""
+        return CLOSED if self._extra is None else self._extra[1]
+
+    @restriction.setter
+    def restriction(self, restriction: str) -> None:
+        self._set_extra(self.guid, restriction, self.allowed)
+
+    @property
+    def allowed(self) -> Sequence[tuple[str, UUID | None]]:
+        """(name, GUID) of each template a restricted one allows."""
+        return () if self._extra is None else self._extra[2]
+
+    @allowed.setter
+    def allowed(self, allowed: Sequence[tuple[str, UUID | None]]) -> None:
+        self._set_extra(self.guid, self.restriction, allowed)
 
     @property
     def where(self) -> str:
         """Where it was declared: "line:column" (text) or "byte N" (binary)."""
         return place_text(self.place)
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.name, self.guid, self.members, self.restriction, self.allowed, self.place)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Template):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as a dataclass)
+
+    def __repr__(self) -> str:
+        return (
+            f"Template(name={self.name!r}, guid={self.guid!r}, members={self.members!r}, "
+            f"restriction={self.restriction!r}, allowed={self.allowed!r}, place={self.place!r})"
+        )
 
 
 _LONGEST_PRIMITIVE = max(len(p) for p in PRIMITIVES)
@@ -73,21 +152,19 @@ def parse_template(tokens: TokenSource, start: int) -> Template:
     context = f"in template {name}"
     tokens.expect_punct("{", f"after template {name}")
     guid = tokens.optional_guid()
-    template = Template(name, guid, place=tokens.place(start))
+    place = tokens.place(start)
     members: list[Member] = []
     while True:
         tok = tokens.next()
         kind, value = tok[0], tok[1]
         if kind == PUNCT and value == "}":
-            template.members = tuple(members)
-            return template
+            return Template(name, guid, members, place=place)
         if kind == PUNCT and value == ";":
             continue
         if kind == PUNCT and value == "[":
-            template.members = tuple(members)
-            _parse_restriction(tokens, template)
+            restriction, allowed = _parse_restriction(tokens, name)
             tokens.expect_punct("}", f"to close template {name}")
-            return template
+            return Template(name, guid, members, restriction, allowed, place)
         if kind != NAME:
             raise tokens.error(f"expected a member {context}, found {describe(tok)}", tok[2])
         members.append(_parse_member(tokens, str(value), len(members), context))
@@ -100,7 +177,8 @@ def _parse_member(tokens: TokenSource, first: str, index: int, context: str) -> 
         if tok[0] != NAME:
             raise tokens.error(f"expected a type after 'array' {context}", tok[2])
         first = str(tok[1])
-    member = Member(f"_{index}", _primitive(first))
+    unnamed = _UNNAMED[index] if index < len(_UNNAMED) else f"_{index}"
+    member = Member(unnamed, _primitive(first))
     tok = tokens.next()
     if tok[0] == NAME:
         member.name = str(tok[1])
@@ -124,33 +202,32 @@ def _parse_member(tokens: TokenSource, first: str, index: int, context: str) -> 
     return member
 
 
-def _parse_restriction(tokens: TokenSource, template: Template) -> None:
+def _parse_restriction(
+    tokens: TokenSource, name: str
+) -> tuple[str, Sequence[tuple[str, UUID | None]]]:
+    """``[...]`` (open) or ``[Name <GUID>, ...]`` (restricted), the ``[`` already read."""
     tok = tokens.next()
     if tok[0] == PUNCT and tok[1] == ".":
         for _ in range(2):
-            tokens.expect_punct(".", f"in '[...]' of template {template.name}")
-        tokens.expect_punct("]", f"after '[...' of template {template.name}")
-        template.restriction = OPEN
-        return
-    template.restriction = RESTRICTED
+            tokens.expect_punct(".", f"in '[...]' of template {name}")
+        tokens.expect_punct("]", f"after '[...' of template {name}")
+        return OPEN, ()
     allowed: list[tuple[str, UUID | None]] = []
-    template.allowed = allowed
     while True:
         if tok[0] == PUNCT and tok[1] == "]":
-            return
+            return RESTRICTED, allowed
         if tok[0] == PUNCT and tok[1] == ",":
             tok = tokens.next()
             continue
         if tok[0] != NAME:
             raise tokens.error(
-                f"expected a template name in the restriction of {template.name}, "
-                f"found {describe(tok)}",
+                f"expected a template name in the restriction of {name}, found {describe(tok)}",
                 tok[2],
             )
-        name = str(tok[1])
+        allowed_name = str(tok[1])
         guid = tokens.optional_guid()
         tok = tokens.next()
-        allowed.append((name, guid))
+        allowed.append((allowed_name, guid))
 
 
 # -- layouts -------------------------------------------------------------------------------
@@ -182,37 +259,94 @@ class Layout:
     record: tuple[tuple[bool, ...], bool] | None = None
 
 
+class _FoldIndex:
+    """Case-insensitive lookup for a :class:`TemplateTable`: the latest name folding to a key.
+
+    Names are positions in the table's own lists (built-ins, then the file's declarations in
+    order; a later one wins). The index is one sorted int64 array, each entry the top bits of
+    the hash of a folded name over its position: 8 bytes a name where a folded copy kept as a
+    dict key costs ~100 (hostile files declare thousands of templates); a hash shared by
+    other names only costs a comparison. Names declared since the last sort wait in a small
+    dict, sorted in once they outnumber an eighth of the others: ~N log N work over a file.
+    """
+
+    _BITS = 36  # position bits: 2**36 declarations is far more than any file holds
+    _MASK = (1 << _BITS) - 1
+
+    def __init__(self, builtin: list[str], declared: list[str]) -> None:
+        self._builtin = builtin
+        self._declared = declared
+        self._keys = np.zeros(0, np.int64)  # sorted: by hash, equal hashes by position
+        self._recent: dict[str, int] = {}  # folded name -> latest position, after the array
+        self._seen = 0  # positions below this are in the array or in ``_recent``
+
+    def _name(self, position: int) -> str:
+        n = len(self._builtin)
+        return self._builtin[position] if position < n else self._declared[position - n]
+
+    def _key(self, position: int) -> int:
+        return hash(fold(self._name(position))) >> self._BITS << self._BITS | position
+
+    def _catch_up(self) -> None:
+        total = len(self._builtin) + len(self._declared)
+        if total >> self._BITS:
+            raise XFileError(f"more than {self._MASK} template declarations")
+        new = len(self._recent) + total - self._seen
+        if new <= 64 + len(self._keys) // 8:
+            for position in range(self._seen, total):
+                self._recent[fold(self._name(position))] = position
+        else:  # sort them all in (keys computed again: no list of Python ints on the way)
+            positions = chain(sorted(self._recent.values()), range(self._seen, total))
+            self._recent.clear()
+            keys = np.fromiter(map(self._key, positions), np.int64, count=new)
+            keys = np.concatenate((self._keys, keys))
+            keys.sort()
+            self._keys = keys
+        self._seen = total
+
+    def find(self, key: str) -> str | None:
+        """The latest name whose ``fold`` is ``key``, or None."""
+        self._catch_up()
+        position = self._recent.get(key)
+        if position is not None:
+            return self._name(position)
+        top = hash(key) >> self._BITS << self._BITS
+        lo = int(np.searchsorted(self._keys, top, side="left"))
+        hi = int(np.searchsorted(self._keys, top | self._MASK, side="right"))
+        for i in range(hi - 1, lo - 1, -1):  # the latest position first
+            name = self._name(int(self._keys[i]) & self._MASK)
+            if fold(name) == key:
+                return name
+        return None
+
+
 class TemplateTable:
     """The templates in force for one document (built-ins overridden by the file's own)."""
 
     def __init__(self, templates: dict[str, Template]) -> None:
         self.templates = dict(templates)
         self._builtin = templates
-        # case-folded index, built on the first lookup that needs it (most files never do):
-        # no lowered copy of every name a file declares (hostile files declare thousands)
         self.declared: list[str] = []  # names the file declared, in order (the parser's list)
-        self._folded: dict[str, Template] | None = None
+        # case-insensitive index, built on the first lookup that needs it (most files never do)
+        self._folded: _FoldIndex | None = None
         self._layouts: dict[str, Layout | None] = {}
         self.problems: dict[str, str] = {}
 
     def declare(self, template: Template) -> None:
         self.templates[template.name] = template
         self.declared.append(template.name)
-        if self._folded is not None:
-            self._folded[fold(template.name)] = template
         self._layouts.clear()
         self.problems.clear()
 
     def find(self, name: str) -> Template | None:
-        """Exact name first, then any case (``TextureFileName``)."""
+        """Exact name first, then any case (``TextureFileName``): the latest declared."""
         found = self.templates.get(name)
         if found is not None:
             return found
-        if self._folded is None:  # as if kept up to date: built-ins, then declarations in order
-            self._folded = {fold(k): v for k, v in self._builtin.items()}
-            for declared in self.declared:  # each name's latest declaration, latest last
-                self._folded[fold(declared)] = self.templates[declared]
-        return self._folded.get(fold(name))
+        if self._folded is None:
+            self._folded = _FoldIndex(list(self._builtin), self.declared)
+        key = self._folded.find(fold(name))
+        return None if key is None else self.templates[key]
 
     def layout(self, name: str) -> Layout | None:
         """The layout of a template, or None when unknown or unusable (see ``problems``)."""

@@ -1,14 +1,26 @@
-"""Case-insensitive names: ``fold`` is ``str.lower`` without its scratch."""
+"""Case-insensitive names: ``fold`` is ``str.lower`` without its scratch; the template
+table's case-insensitive index gives the same answers as a dict of folded names."""
 
 from __future__ import annotations
 
 import random
 import tracemalloc
+import uuid
 
 import pytest
 
 from addon.xfile import names
 from addon.xfile.names import fold, is_word
+from addon.xfile.standard_templates import standard_templates
+from addon.xfile.templates import (
+    CLOSED,
+    OPEN,
+    RESTRICTED,
+    Member,
+    Template,
+    TemplateTable,
+    _FoldIndex,
+)
 
 # capital sigma (lowered by its neighbours), case-ignorable ones (. ' : combining accent,
 # modifier letter), cased non-ASCII (É, dotted İ that lowers to two characters), neutral
@@ -43,3 +55,54 @@ def test_is_word() -> None:
     assert is_word("FRAME", "frame") and is_word("Frame", "frame")
     assert not is_word("Frames", "frame") and not is_word("x" * 10**6, "frame")
     assert is_word("\u212a", "k")  # Kelvin sign lowers to k, as str.lower says
+
+
+def _template(name: str, tag: int) -> Template:
+    return Template(name, uuid.UUID(int=tag), [Member("a", "DWORD")])
+
+
+@pytest.mark.parametrize("bits", [36, 60], ids=["hash-28-bits", "hash-4-bits"])
+def test_case_insensitive_lookup_matches_a_folded_dict_through_many_declarations(
+    monkeypatch: pytest.MonkeyPatch, bits: int
+) -> None:
+    """Declarations and lookups interleaved: the index sorts names in as they come and
+    always answers like a dict of folded names kept up to date (the latest one wins), also
+    when most names share their hash bits."""
+    monkeypatch.setattr(_FoldIndex, "_BITS", bits)
+    monkeypatch.setattr(_FoldIndex, "_MASK", (1 << bits) - 1)
+    rng = random.Random(7)
+    builtin = standard_templates()
+    table = TemplateTable(builtin)
+    expected = {k.lower(): v for k, v in builtin.items()}
+    spellings = ["T{}", "t{}", "T{}X", "t{}x", "ΣT{}", "\u03c3t{}", "Mesh", "MESH", "frame"]
+    for tag in range(4000):
+        name = rng.choice(spellings).format(rng.randrange(300))
+        template = _template(name, tag)
+        table.declare(template)
+        expected[name.lower()] = template
+        if rng.random() < 0.3:
+            asked = rng.choice(spellings).format(rng.randrange(300))
+            asked = "".join(c.upper() if rng.random() < 0.5 else c for c in asked)
+            found = table.find(asked)
+            want = table.templates.get(asked) or expected.get(asked.lower())
+            assert found is want, asked
+    for asked in ["mesh", "MESHNORMALS", "t5X", "nowhere", "\u03c3T1"]:
+        assert table.find(asked) is (table.templates.get(asked) or expected.get(asked.lower()))
+
+
+def test_templates_read_as_fields() -> None:
+    member = Member("a", "DWORD")
+    one = Template("One", None, [member], place=5)
+    assert one.members == (member,) and one.guid is None and one.restriction == CLOSED
+    assert one.allowed == () and one.where == "0:5"
+    two = Template("Two", uuid.UUID(int=1), [member, Member("b", "FLOAT", [3])], OPEN)
+    assert len(two.members) == 2 and two.guid == uuid.UUID(int=1) and two.restriction == OPEN
+    two.restriction = RESTRICTED
+    two.allowed = [("Mesh", None)]
+    assert (two.guid, two.restriction, list(two.allowed)) == (
+        uuid.UUID(int=1), RESTRICTED, [("Mesh", None)]
+    )  # fmt: skip
+    two.guid = None
+    assert two.guid is None and two.restriction == RESTRICTED
+    assert one == Template("One", None, (member,), place=5) and one != two
+    assert "One" in repr(one)
