@@ -4,7 +4,9 @@
 
 One process (the machine is shared). Every bad outcome (crash, hang, slow, memory) is written,
 shrunk, to ``--crashers`` once per distinct signature; the JSON report holds the figures:
-inputs, throughput, outcome counts, the slowest input and the largest memory ratio.
+inputs, throughput, outcome counts, the slowest input, the largest memory ratio (peak / input
+size, passing inputs) and the closest any input came to the memory limit (peak / limit, all
+inputs), that input written next to the report as ``<report>.closest.x``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .harness import Outcome, run
+from .harness import MEMORY_CONSTANT, MEMORY_FACTOR, Outcome, run
 from .mutators import mutate
 from .seeds import Seed, load_seeds
 from .shrink import shrink
@@ -52,9 +54,15 @@ def keep(data: bytes, outcome: Outcome, folder: Path) -> Path:
     return path
 
 
+def limit_ratio(outcome: Outcome) -> float:
+    """Peak over the memory limit: 1.0 is the limit, ``memory`` outcomes are above it."""
+    return outcome.peak / (MEMORY_FACTOR * outcome.basis + MEMORY_CONSTANT)
+
+
 def campaign(inputs: int, seconds: float, rng_seed: int, folder: Path | None,
              measure_memory: bool = True, progress: bool = False,
-             max_seed_bytes: int | None = None) -> dict[str, Any]:  # fmt: skip
+             max_seed_bytes: int | None = None,
+             closest_path: Path | None = None) -> dict[str, Any]:  # fmt: skip
     seeds = load_seeds(max_seed_bytes)
     weights = seed_weights(seeds)
     rng = random.Random(rng_seed)
@@ -62,6 +70,8 @@ def campaign(inputs: int, seconds: float, rng_seed: int, folder: Path | None,
     found: dict[str, dict[str, Any]] = {}
     slowest: dict[str, Any] = {"seconds": 0.0}
     largest: dict[str, Any] = {"ratio": 0.0}
+    closest: dict[str, Any] = {"of_limit": 0.0}
+    closest_data = b""
     reader_seconds = 0.0
     total_bytes = 0
     start = time.perf_counter()
@@ -79,6 +89,12 @@ def campaign(inputs: int, seconds: float, rng_seed: int, folder: Path | None,
         if outcome.ratio > largest["ratio"] and outcome.status != "memory":
             largest = {"ratio": round(outcome.ratio, 2), "peak": outcome.peak,
                        "size": len(data), "basis": outcome.basis, "recipe": recipe}  # fmt: skip
+        of_limit = limit_ratio(outcome)
+        if of_limit > closest["of_limit"]:
+            closest = {"of_limit": round(of_limit, 3), "peak": outcome.peak,
+                       "size": len(data), "basis": outcome.basis, "status": outcome.status,
+                       "recipe": recipe}  # fmt: skip
+            closest_data = data
         if outcome.bad:
             sig = signature(outcome)
             if outcome.status != "crash":  # one per mutation sequence: cause, not instance
@@ -99,6 +115,10 @@ def campaign(inputs: int, seconds: float, rng_seed: int, folder: Path | None,
             rate = done / (time.perf_counter() - start)
             print(f"{done} inputs, {rate:.0f}/s, {dict(counts)}", flush=True)
     wall = time.perf_counter() - start
+    if closest_path is not None and closest_data:
+        closest_path.parent.mkdir(parents=True, exist_ok=True)
+        closest_path.write_bytes(closest_data)
+        closest["file"] = str(closest_path)
     return {
         "inputs": done,
         "wall_seconds": round(wall, 1),
@@ -108,6 +128,7 @@ def campaign(inputs: int, seconds: float, rng_seed: int, folder: Path | None,
         "outcomes": dict(counts),
         "slowest": slowest,
         "largest_memory_ratio": largest,
+        "closest_to_memory_limit": closest,
         "bad": found,
         "memory_measured": measure_memory,
     }
@@ -122,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, default=None)
     parser.add_argument("--no-memory", action="store_true", help="skip the traced second run")
     args = parser.parse_args(argv)
+    closest = args.report.with_suffix(".closest.x") if args.report else None
     result = campaign(args.inputs, args.seconds, args.seed, args.crashers,
-                      not args.no_memory, progress=True)  # fmt: skip
+                      not args.no_memory, progress=True, closest_path=closest)  # fmt: skip
     text = json.dumps(result, indent=1)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
