@@ -5,8 +5,12 @@ solves the whole group exactly as a sequential loop would. Each group is a maxim
 built in vectorised rounds: every point claims the unassigned spring of best rank touching
 it, springs claimed by both their points join the group, and rounds repeat until no spring
 can be added. Ranks are spring numbers with their bits reversed (by plain numbers, a chain
-of consecutive springs gives one winner per round: hundreds of rounds on a big grid). About 4
-colours per spring kind on a quad grid plus a small tail group; 0.2 s CPU for a 40k-point
+of consecutive springs gives one winner per round: hundreds of rounds on a big grid). That
+gives about 4 colours per spring kind on a quad grid plus a small tail group, which costs a
+whole group solve (numpy call overhead) for a few dozen springs on every substep; so the tail
+is then recoloured into the other groups by swapping colours along alternating paths (Kempe
+chains: always possible when the springs form a bipartite graph, as every spring kind of a
+quad grid does), and whatever cannot be placed stays in the tail. 0.2 s CPU for a 40k-point
 grid with every spring kind; the result depends only on the input.
 """
 
@@ -47,7 +51,106 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
         taken = np.zeros(count, dtype=bool)
         taken[group] = True
         remaining = remaining[~taken[remaining]]
+    degree = int(np.bincount(pairs.ravel(), minlength=point_count).max()) if count else 0
+    while len(groups) > max(degree, 1):  # fewer colours than the degree cannot be
+        absorbed = _absorb_tail(pairs, groups, point_count)
+        if len(absorbed) == len(groups):
+            break
+        groups = absorbed
     return groups
+
+
+# A tail larger than this fraction of the springs is left alone (the walk is Python, per step)
+MAX_TAIL_FRACTION = 0.25
+MAX_WALK_FACTOR = 64  # total path steps allowed: this many per tail spring, plus the points
+MAX_COLOURS = 32  # the table of springs per point and colour is N x colours
+
+
+def _absorb_tail(pairs: np.ndarray, groups: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """Move the last group's springs into the others where a Kempe swap makes room.
+
+    For a tail spring (u, v) with colour a free at u and b free at v (each point has at most
+    one spring per colour, and the tail spring is uncoloured, so with as many colours as the
+    largest degree both exist): if a is free at v too, it takes a; else the path from v along
+    springs coloured a, b, a, ... has its two colours swapped, which frees a at v; it takes a
+    unless the path ended at u (impossible in a bipartite graph). The walk is a chain of
+    single lookups: ``item`` reads, no numpy call per step.
+    """
+    if len(groups) < 2:
+        return groups
+    tail = groups[-1]
+    kept = groups[:-1]
+    colours = len(kept)
+    if tail.size > MAX_TAIL_FRACTION * pairs.shape[0] or colours > MAX_COLOURS:
+        return groups
+    colour = np.full(pairs.shape[0], -1, dtype=np.int64)
+    at_table = np.full((n, colours), -1, dtype=np.int64)  # the spring of each colour per point
+    for c, members in enumerate(kept):
+        colour[members] = c
+        at_table[pairs[members, 0], c] = members
+        at_table[pairs[members, 1], c] = members
+    state = _Colouring(pairs, colour, at_table)
+    budget = MAX_WALK_FACTOR * tail.size + n
+    left: list[int] = []
+    for spring in tail.tolist():
+        u, v = pairs.item(spring, 0), pairs.item(spring, 1)
+        free_u = [c for c, s in enumerate(at_table[u].tolist()) if s < 0]
+        free_v = [c for c, s in enumerate(at_table[v].tolist()) if s < 0]
+        both = [c for c in free_u if c in free_v]
+        if both:
+            state.assign(spring, both[0])
+            continue
+        if not free_u or not free_v or budget <= 0:
+            left.append(spring)
+            continue
+        a, b = free_u[0], free_v[0]
+        path, ends_at_u = state.alternating_path(v, a, b, u)
+        budget -= len(path)
+        if ends_at_u:
+            left.append(spring)
+            continue
+        state.swap(path, a, b)
+        state.assign(spring, a)
+    out = [np.flatnonzero(colour == c) for c in range(colours)]
+    if left:
+        out.append(np.array(sorted(left), dtype=np.int64))
+    return [g for g in out if g.size]
+
+
+class _Colouring:
+    """Springs' colours and, per point, its spring of each colour (-1: the colour is free);
+    the arrays are updated in place."""
+
+    def __init__(self, pairs: np.ndarray, colour: np.ndarray, at: np.ndarray) -> None:
+        self.pairs, self.colour, self.at = pairs, colour, at
+
+    def assign(self, spring: int, c: int) -> None:
+        self.colour[spring] = c
+        self.at[self.pairs.item(spring, 0), c] = spring
+        self.at[self.pairs.item(spring, 1), c] = spring
+
+    def alternating_path(self, start: int, a: int, b: int, avoid: int) -> tuple[list[int], bool]:
+        """Springs from ``start`` coloured a, b, a, ...; and whether the path reaches ``avoid``."""
+        path: list[int] = []
+        point, want, other = start, a, b
+        while True:
+            spring = self.at.item(point, want)
+            if spring < 0:
+                return path, False
+            path.append(spring)
+            x = self.pairs.item(spring, 0)
+            point = self.pairs.item(spring, 1) if x == point else x
+            if point == avoid:
+                return path, True
+            want, other = other, want
+
+    def swap(self, path: list[int], a: int, b: int) -> None:
+        for spring in path:  # clear first: neighbours on the path hand their colours over
+            c = self.colour.item(spring)
+            self.at[self.pairs.item(spring, 0), c] = -1
+            self.at[self.pairs.item(spring, 1), c] = -1
+        for spring in path:
+            self.assign(spring, b if self.colour.item(spring) == a else a)
 
 
 def bit_reversed_ranks(count: int) -> np.ndarray:
