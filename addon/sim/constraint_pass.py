@@ -1,8 +1,10 @@
 """One colour group of distance constraints solved in place: the XPBD solver's inner loop.
 
 A group's constraints share no point, so one gather, a vectorised projection and one scatter
-solve it exactly as a sequential loop would. The state is ``(N, 4)`` float32 rows (x, y, z, 0)
-seen as ``(N,)`` complex128, so a gather or scatter moves one 16-byte item per end.
+(``solve_group``), or the projection alone on a block the pass keeps contiguous (``project``,
+see ``work_state``), solve it exactly as a sequential loop would. The state is ``(N, 4)``
+float32 rows (x, y, z, 0) seen as ``(N,)`` complex128, so a gather or scatter moves one
+16-byte item per end.
 
 Why the arithmetic is laid out as it is (numpy, measured on 5k-constraint groups): per-row
 scalars applied to ``(g, 4)`` rows are the expensive part. Broadcasting ``(g, 1)`` over a
