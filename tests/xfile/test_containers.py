@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
 from addon.xfile import XFileError, read
 
-from .xenc import Bin, block_needs_dictionary, compressed_file, mszip
+from .xenc import Bin, block_needs_dictionary, compressed_file, dword, mszip, word
 
 POSITIONS = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 2.0, 2.0, 0.5]
 FACES = [2, 4, 0, 1, 2, 3, 3, 1, 4, 2]  # nFaces, then (count, indices...) per face
@@ -110,6 +112,25 @@ def test_multi_block_binary_bzip() -> None:
 
 def test_blocks_smaller_than_32k_also_work() -> None:
     check_quad(compressed_file(TEXT_BODY, "tzip", block=50))
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7])
+def test_blocks_of_a_few_bytes(block: int) -> None:
+    """Blocks too small for a back-reference are decoded without the window first."""
+    check_quad(compressed_file(TEXT_BODY, "tzip", block=block))
+
+
+def test_a_tiny_block_reaching_into_the_window_fails_as_with_it() -> None:
+    """A 2-byte block whose deflate data is a 3-byte back-reference: the error the window
+    gives (too much data, no final block), not the one without it (distance too far)."""
+    comp = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=b"abcabc")
+    reference = comp.compress(b"abc") + comp.flush(zlib.Z_FINISH)
+    assert block_needs_dictionary(dword(16 + 8) + word(3) + word(len(reference) + 2) + b"CK"
+                                  + reference, 0)  # fmt: skip
+    first = mszip(b"abcabc")[4:]
+    payload = dword(16 + 8) + first + word(2) + word(len(reference) + 2) + b"CK" + reference
+    with pytest.raises(XFileError, match=r"block 1: deflate data gave 2 bytes without a final"):
+        read(b"xof 0303tzip0032" + payload)
 
 
 @pytest.mark.parametrize(
