@@ -67,6 +67,8 @@ class XOF_OT_sim_bake(bpy.types.Operator):
         obj = _sim_object(context)
         props = obj.xof_physics
         try:
+            if props.bake_target != "PC2":
+                cloth_bake.check_shape_key_target(obj)
             start, frames = cloth_bake.simulate_range(context.scene, obj)
             if props.bake_target == "PC2":
                 cloth_bake.bake_pc2(obj, start, frames, pc2_path(obj))

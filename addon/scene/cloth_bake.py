@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from . import cloth_runtime
+from . import cloth_override, cloth_runtime
 
 PC2_HEADER = struct.Struct("<12siiffi")
 PC2_MAGIC = b"POINTCACHE2\0"
 KEY_PREFIX = "xof_cloth_"
 MODIFIER_NAME = "xof Cloth Cache"
+OWN_MODIFIERS = cloth_override.OWN_MODIFIERS
 
 
 # -- pc2 files ----------------------------------------------------------------------------------
@@ -87,10 +88,21 @@ def _key_curve(key: Any, data_path: str) -> Any:
     return action.fcurves.new(data_path)  # pragma: no cover - Blender < 4.4
 
 
-def bake_shape_keys(obj: Any, start: int, frames: np.ndarray) -> list[str]:
-    """One animated shape key per frame on top of a rest-shape Basis; returns key names."""
+def check_shape_key_target(obj: Any) -> None:
+    """Refuse a shape-key bake that could not show the simulation (before simulating)."""
     if obj.data.shape_keys is not None:
         raise RuntimeError(f"{obj.name} already has shape keys: free them or bake to PC2")
+    if cloth_override.needs_override(obj):
+        names = ", ".join(m.name for m in obj.modifiers if m.name not in OWN_MODIFIERS)
+        raise RuntimeError(
+            f"{obj.name} is deformed by its modifiers ({names}), which would move shape keys "
+            "again: bake to a PC2 file (its Mesh Cache modifier comes last)"
+        )
+
+
+def bake_shape_keys(obj: Any, start: int, frames: np.ndarray) -> list[str]:
+    """One animated shape key per frame on top of a rest-shape Basis; returns key names."""
+    check_shape_key_target(obj)
     cloth_runtime.restore_rest(obj)
     obj.shape_key_add(name="Basis", from_mix=False)
     key = obj.data.shape_keys

@@ -33,8 +33,6 @@ class CachedFrame:
         return transform_points(self.matrix, self.positions)
 
 
-
-
 class FrameCache:
     """Cached frames by frame number, all with ``vertex_count`` points."""
 

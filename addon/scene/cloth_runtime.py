@@ -8,9 +8,11 @@ memory keyed by the object's session id and is rebuilt on demand, so a reopened 
 the cache itself is serialised into an ID property when the file is saved.
 
 The mesh shows the simulation: its ``position`` attribute gets object-space positions, with
-the rest shape kept in the ``cloth_rest`` attribute. Pinned points are written at their rest
-positions, so deforming modifiers (armature, hooks) move them to where the evaluated mesh
-puts them, and the solver is told the same targets: pins follow skinned or animated meshes.
+the rest shape kept in the ``cloth_rest`` attribute. On a mesh with deforming modifiers
+(armature, hooks) the rest shape stays in ``position`` and a Geometry Nodes modifier at the
+end of the stack moves the free points to the simulated positions (``cloth_override``), so
+they are not deformed twice; pinned points stay where the modifiers put them, and the solver
+is told the same targets: pins follow skinned or animated meshes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..sim.affine import affine_inverse, transform_points
 from ..sim.model import ClothModel
 from ..sim.settings import SimSettings
 from ..sim.simulator import Simulator
+from . import cloth_override
 from .cloth_cache import CachedFrame, FrameCache
 from .cloth_colliders import colliders_from_collection
 from .cloth_data import read_cloth_inputs, rest_positions
@@ -65,10 +68,14 @@ def write_positions(mesh: Any, local: np.ndarray) -> None:
     mesh.update()
 
 
+def _is_render(depsgraph: Any) -> bool:
+    return getattr(depsgraph, "mode", "VIEWPORT") == "RENDER"
+
+
 def _uses_evaluated_pins(obj: Any, depsgraph: Any) -> bool:
     if depsgraph is None:
         return False
-    render = getattr(depsgraph, "mode", "VIEWPORT") == "RENDER"
+    render = _is_render(depsgraph)
     return any((m.show_render if render else m.show_viewport) for m in obj.modifiers)
 
 
@@ -113,6 +120,8 @@ class ClothRuntime:
         n = self.rest_local.shape[0]
         self.cache = cache if cache is not None and cache.vertex_count == n else FrameCache(n)
         self.sim_frame: int | None = None  # frame the solver's state belongs to
+        self.override = False  # deforming modifiers: show through ``cloth_override``
+        self._free = ~self.pinned
 
     @property
     def vertex_count(self) -> int:
@@ -124,19 +133,30 @@ class ClothRuntime:
         src = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
         return np.array(src.matrix_world, dtype=np.float64)
 
+    def evaluated_local(self, obj: Any, depsgraph: Any) -> np.ndarray | None:
+        """Object-space points as the modifiers deform the rest shape, or None (no modifier,
+        or one that changes the point count). Our override stores them before moving the
+        free points (``cloth_override.DEFORMED_ATTRIBUTE``); without it, the positions are."""
+        if not _uses_evaluated_pins(obj, depsgraph):
+            return None
+        evaluated = obj.evaluated_get(depsgraph).data
+        if len(evaluated.vertices) != self.vertex_count:
+            return None
+        source = evaluated.attributes.get(cloth_override.DEFORMED_ATTRIBUTE)
+        if source is None or source.data_type != "FLOAT_VECTOR" or source.domain != "POINT":
+            source = evaluated.attributes["position"]
+        local = np.empty(self.vertex_count * 3, dtype=np.float32)
+        source.data.foreach_get("vector", local)
+        return local.reshape(-1, 3)
+
     def pin_targets(self, obj: Any, depsgraph: Any, matrix: np.ndarray) -> np.ndarray:
         """World positions pinned points take now: the evaluated mesh where it deforms.
 
         Only the pinned rows matter to the solver, so only they are transformed (into a
         reused float64 buffer, the solver's own precision for targets).
         """
-        local = self.rest_local
-        if _uses_evaluated_pins(obj, depsgraph):
-            evaluated = obj.evaluated_get(depsgraph).data
-            if len(evaluated.vertices) == self.vertex_count:
-                local = np.empty(self.vertex_count * 3, dtype=np.float32)
-                evaluated.attributes["position"].data.foreach_get("vector", local)
-                local = local.reshape(-1, 3)
+        deformed = self.evaluated_local(obj, depsgraph)
+        local = self.rest_local if deformed is None else deformed
         ids = self.pinned_ids
         if ids.size:
             self._targets[ids] = transform_points(matrix, local[ids])
@@ -145,14 +165,32 @@ class ClothRuntime:
     # -- actions -------------------------------------------------------------------------------
 
     def show(self, obj: Any, entry: CachedFrame) -> None:
-        write_positions(obj.data, entry.positions)
+        if self.override:
+            cloth_override.ensure_modifier(obj)
+            cloth_override.write(obj.data, entry.positions, self._free)
+            return
+        if obj.modifiers.get(cloth_override.MODIFIER_NAME) is not None:
+            cloth_override.remove(obj)
+        local = entry.positions
+        if self.pinned_ids.size:  # a frame cached with modifiers has its pins deformed
+            local = local.copy()
+            local[self.pinned_ids] = self.rest_local[self.pinned_ids]
+        write_positions(obj.data, local)
 
     def reset(self, obj: Any, depsgraph: Any, frame: int) -> CachedFrame:
-        """Back to the rest shape at ``frame`` (the start frame), cached and shown."""
+        """Back to the rest shape at ``frame`` (the start frame), cached and shown; on a
+        deformed mesh, the shape its modifiers give the rest shape."""
         matrix = self.world_matrix(obj, depsgraph)
-        self.simulator.reset(self.pin_targets(obj, depsgraph, matrix))
+        deformed = self.evaluated_local(obj, depsgraph) if self.override else None
+        if deformed is None:
+            self.simulator.reset(self.pin_targets(obj, depsgraph, matrix))
+            local = self.rest_local
+        else:
+            self.simulator.reset(transform_points(matrix, deformed, np.float64))
+            local = deformed
+            write_positions(obj.data, self.rest_local)  # the modifiers deform the rest shape
         _, vel = self.simulator.state()
-        entry = self.cache.store(frame, self.rest_local, vel, matrix)
+        entry = self.cache.store(frame, local, vel, matrix)
         self.sim_frame = frame
         self.show(obj, entry)
         return entry
@@ -183,7 +221,8 @@ class ClothRuntime:
             props.last_warning = fresh[-1]
             print(f"xof: {obj.name}: " + "; ".join(fresh))
         local = transform_points(affine_inverse(matrix), world)
-        local[self.pinned_ids] = self.rest_local[self.pinned_ids]
+        if not self.override:  # exactly where the rest shape has them
+            local[self.pinned_ids] = self.rest_local[self.pinned_ids]
         _, vel = self.simulator.state()
         entry = self.cache.store(frame, local, vel, matrix)
         self.sim_frame = frame
@@ -273,7 +312,8 @@ def persist(obj: Any) -> None:
 
 
 def restore_rest(obj: Any) -> None:
-    """Put the rest shape back on the mesh (Reset, Free, disabling)."""
+    """Put the rest shape back on the mesh (Reset, Free, disabling, baking)."""
+    cloth_override.remove(obj)
     mesh = obj.data
     if mesh.attributes.get("cloth_rest") is not None:
         write_positions(mesh, rest_positions(obj))
@@ -296,6 +336,7 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
     if obj.mode == "EDIT" or obj.data.shape_keys is not None:
         return StepReport("skipped", f)
     rt = runtime_for(obj, scene)
+    rt.override = cloth_override.needs_override(obj, _is_render(depsgraph))
     start, end = int(props.frame_start), int(props.frame_end)
     if f <= start:
         if props.cache_state == "OUTDATED" or start not in rt.cache:

@@ -1,0 +1,130 @@
+"""Cloth on a deformed mesh (armature, hooks, ...): the simulation overrides the free points
+after the modifiers, instead of feeding them to the modifiers.
+
+Written into the mesh, simulated positions would be moved again by every deforming modifier:
+a cape on a skinned character would be skinned twice. On a mesh with modifiers the handler
+keeps the rest shape in ``position`` and writes the simulated object-space positions into the
+``xof_cloth_position`` point attribute; a Geometry Nodes modifier at the end of the stack
+moves the free points (``xof_cloth_free``) there. Before it does, it stores what the
+modifiers made of every point in ``xof_cloth_deformed``: pinned points are pinned there, and a
+reset starts the cloth from the deformed shape (a character in its pose at the start frame).
+A mesh without modifiers gets its positions written directly: no node evaluation per frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+POSITION_ATTRIBUTE = "xof_cloth_position"
+FREE_ATTRIBUTE = "xof_cloth_free"
+DEFORMED_ATTRIBUTE = "xof_cloth_deformed"  # written by the node group, read when evaluated
+MODIFIER_NAME = "xof Cloth"
+GROUP_NAME = "xof Cloth Override"
+GROUP_TAG = "xof_cloth_override"  # custom property marking our node group (version)
+GROUP_VERSION = 1
+# ours: never a reason to override (the bake's Mesh Cache replaces the live simulation)
+OWN_MODIFIERS = (MODIFIER_NAME, "xof Cloth Cache")
+
+
+def needs_override(obj: Any, render: bool = False) -> bool:
+    """Whether a modifier other than ours would move the mesh's points."""
+    for mod in obj.modifiers:
+        if mod.name in OWN_MODIFIERS:
+            continue
+        if mod.show_render if render else mod.show_viewport:
+            return True
+    return False
+
+
+def node_group() -> Any:
+    """Our node group (made once per file, found again by its tag)."""
+    import bpy
+
+    for found in bpy.data.node_groups:
+        if found.get(GROUP_TAG) == GROUP_VERSION and found.bl_idname == "GeometryNodeTree":
+            return found
+    group: Any = bpy.data.node_groups.new(GROUP_NAME, "GeometryNodeTree")
+    group[GROUP_TAG] = GROUP_VERSION
+    group.interface.new_socket(name="Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    group.interface.new_socket(name="Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes: Any = group.nodes
+    links: Any = group.links
+    source = nodes.new("NodeGroupInput")
+    sink = nodes.new("NodeGroupOutput")
+    keep = nodes.new("GeometryNodeStoreNamedAttribute")
+    keep.data_type = "FLOAT_VECTOR"
+    keep.domain = "POINT"
+    keep.inputs["Name"].default_value = DEFORMED_ATTRIBUTE
+    deformed = nodes.new("GeometryNodeInputPosition")
+    place = nodes.new("GeometryNodeSetPosition")
+    where = nodes.new("GeometryNodeInputNamedAttribute")
+    where.data_type = "FLOAT_VECTOR"
+    where.inputs["Name"].default_value = POSITION_ATTRIBUTE
+    which = nodes.new("GeometryNodeInputNamedAttribute")
+    which.data_type = "BOOLEAN"
+    which.inputs["Name"].default_value = FREE_ATTRIBUTE
+    links.new(source.outputs[0], keep.inputs["Geometry"])
+    links.new(deformed.outputs["Position"], keep.inputs["Value"])
+    links.new(keep.outputs["Geometry"], place.inputs["Geometry"])
+    links.new(which.outputs["Attribute"], place.inputs["Selection"])
+    links.new(where.outputs["Attribute"], place.inputs["Position"])
+    links.new(place.outputs["Geometry"], sink.inputs[0])
+    for i, node in enumerate((source, deformed, keep, which, where, place, sink)):
+        node.location = (200.0 * i, 0.0)
+    return group
+
+
+def ensure_modifier(obj: Any) -> Any:
+    """Our Geometry Nodes modifier, last in the stack (moved there if the user added more)."""
+    mods = obj.modifiers
+    mod = mods.get(MODIFIER_NAME)
+    if mod is not None and mod.type != "NODES":
+        mods.remove(mod)
+        mod = None
+    if mod is not None and mods[len(mods) - 1] != mod:
+        index = list(mods).index(mod)
+        move = getattr(mods, "move", None)
+        if move is not None:
+            move(index, len(mods) - 1)
+        else:  # pragma: no cover - Blender without ObjectModifiers.move
+            mods.remove(mod)
+            mod = None
+    if mod is None:
+        mod = mods.new(MODIFIER_NAME, "NODES")
+    if mod.node_group is None or mod.node_group.get(GROUP_TAG) != GROUP_VERSION:
+        mod.node_group = node_group()
+    return mod
+
+
+def write(mesh: Any, local: np.ndarray, free: np.ndarray) -> None:
+    """The simulated object-space positions and which points they move."""
+    attrs = mesh.attributes
+    where = attrs.get(POSITION_ATTRIBUTE)
+    if where is None or where.data_type != "FLOAT_VECTOR" or where.domain != "POINT":
+        if where is not None:
+            attrs.remove(where)
+        where = attrs.new(POSITION_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+    which = attrs.get(FREE_ATTRIBUTE)
+    if which is None or which.data_type != "BOOLEAN" or which.domain != "POINT":
+        if which is not None:
+            attrs.remove(which)
+        attrs.new(FREE_ATTRIBUTE, "BOOLEAN", "POINT")
+    # re-fetched: adding an attribute may move the others
+    attrs[FREE_ATTRIBUTE].data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
+    where = attrs[POSITION_ATTRIBUTE]
+    where.data.foreach_set("vector", np.ascontiguousarray(local, dtype=np.float32).reshape(-1))
+    mesh.update()
+
+
+def remove(obj: Any) -> None:
+    """Take the override away (disabled, reset, baked): modifier and attributes."""
+    mod = obj.modifiers.get(MODIFIER_NAME)
+    if mod is not None:
+        obj.modifiers.remove(mod)
+    attrs = obj.data.attributes
+    for name in (POSITION_ATTRIBUTE, FREE_ATTRIBUTE):
+        found = attrs.get(name)
+        if found is not None:
+            attrs.remove(found)
