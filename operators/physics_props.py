@@ -48,6 +48,11 @@ def _enabled_changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
     if not self.enabled:
         cloth_runtime.forget(obj)
         cloth_runtime.restore_rest(obj)
+    else:
+        # the handler writes the mesh during a render too: Blender's advice for handlers that
+        # change data is Render > Lock Interface, or an F12 render may read it mid-change
+        for scene in obj.users_scene:
+            scene.render.use_lock_interface = True
     _changed(self, context)
 
 

@@ -194,3 +194,17 @@ def test_an_unstable_setting_never_writes_nan_and_warns(cloth) -> None:
     assert all(np.isfinite(p).all() for p in shown.values())
     assert "unstable" in props.last_warning
     assert np.abs(shown[10]).max() < 10.0
+
+
+def test_enabling_locks_the_interface_for_renders() -> None:
+    bpy.ops.wm.read_homefile(use_empty=True)
+    register_physics()
+    try:
+        scene = bpy.context.scene
+        scene.render.use_lock_interface = False
+        obj = grid_object(bpy, "Other", 3, 3)
+        assert not scene.render.use_lock_interface
+        obj.xof_physics.enabled = True
+        assert scene.render.use_lock_interface
+    finally:
+        unregister_physics()
