@@ -1,5 +1,5 @@
-"""Cloth on a deformed mesh (armature, hooks, ...): the simulation overrides the free points
-after the modifiers, instead of feeding them to the modifiers.
+"""Cloth on a deformed mesh (shape keys, armature, hooks, ...): the simulation overrides the
+free points after the modifiers, instead of feeding them to the modifiers.
 
 Written into the mesh, simulated positions would be moved again by every deforming modifier:
 a cape on a skinned character would be skinned twice. On a mesh with modifiers the handler
@@ -29,7 +29,9 @@ OWN_MODIFIERS = (MODIFIER_NAME, "xof Cloth Cache")
 
 
 def needs_override(obj: Any, render: bool = False) -> bool:
-    """Whether a modifier other than ours would move the mesh's points."""
+    """Whether shape keys or a modifier other than ours would move the mesh's points."""
+    if obj.data.shape_keys is not None:
+        return True
     for mod in obj.modifiers:
         if mod.name in OWN_MODIFIERS:
             continue

@@ -75,6 +75,8 @@ def _is_render(depsgraph: Any) -> bool:
 def _uses_evaluated_pins(obj: Any, depsgraph: Any) -> bool:
     if depsgraph is None:
         return False
+    if obj.data.shape_keys is not None:
+        return True
     render = _is_render(depsgraph)
     return any((m.show_render if render else m.show_viewport) for m in obj.modifiers)
 
@@ -333,7 +335,7 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
     props = obj.xof_physics
     if props.cache_state == "BAKED":
         return StepReport("baked", f)
-    if obj.mode == "EDIT" or obj.data.shape_keys is not None:
+    if obj.mode == "EDIT":
         return StepReport("skipped", f)
     rt = runtime_for(obj, scene)
     rt.override = cloth_override.needs_override(obj, _is_render(depsgraph))

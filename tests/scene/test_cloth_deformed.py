@@ -157,6 +157,37 @@ def test_disabling_removes_the_override(hooked) -> None:
     assert len(groups) == 1  # made once, reused
 
 
+def test_a_shape_key_animation_moves_the_pins(hooked) -> None:
+    # the same cloth without its hook, but with a key "Lift" raising the top row by 0.5,
+    # keyed from 0 at frame 1 to 1 at frame 11
+    scene = bpy.context.scene
+    hooked.modifiers.remove(hooked.modifiers["Hook"])
+    rest, _ = grid_arrays(N, N)
+    hooked.shape_key_add(name="Basis", from_mix=False)
+    lift = hooked.shape_key_add(name="Lift", from_mix=False)
+    lifted = rest.copy()
+    lifted[:N, 2] += 0.5
+    lift.data.foreach_set("co", lifted.astype(np.float32).ravel())
+    lift.value = 0.0
+    lift.keyframe_insert("value", frame=1)
+    lift.value = 1.0
+    lift.keyframe_insert("value", frame=11)
+    for curve in _curves(hooked.data.shape_keys):
+        for point in curve.keyframe_points:
+            point.interpolation = "LINEAR"
+    free = np.setdiff1d(np.arange(N * N), PINS)
+    for f in range(1, 14):
+        scene.frame_set(f)
+        rt = cloth_runtime.peek_runtime(hooked)
+        assert rt.override
+        state, _ = rt.simulator.state()
+        shown = evaluated_world_positions(hooked)
+        up = 0.5 * min(f - 1, 10) / 10.0
+        np.testing.assert_allclose(state[PINS], rest[PINS] + [0.0, 0.0, up], atol=1e-5)
+        np.testing.assert_allclose(shown[PINS], state[PINS], atol=1e-5)
+        np.testing.assert_allclose(shown[free], state[free], atol=1e-5)
+
+
 # -- a skinned cape imported from .X ------------------------------------------------------
 
 
