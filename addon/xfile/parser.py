@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .document import XObject, XReference
+from .errors import XFileError
 from .templates import FLOAT, INT, STR, Layout, MemberPlan, TemplateTable, parse_template
 from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
 from .values import ValueStream
@@ -93,7 +94,15 @@ class Parser:
                 if c == ";" or c == ",":
                     continue
             elif kind == NAME:
-                children.append(self.parse_object(tok, depth + 1))
+                try:
+                    child = self.parse_object(tok, depth + 1)
+                except XFileError as exc:
+                    # raised 256 levels down, an error would carry every level's frame in its
+                    # traceback (~400 bytes each, and the objects they built): dropped here,
+                    # level by level, as the error passes
+                    exc.__traceback__ = None
+                    raise
+                children.append(child)
                 continue
             elif kind in (NUMBERS, STRING, GUID):
                 if not extra_reported:
