@@ -82,3 +82,17 @@ def test_binary_references() -> None:
     first, second = anim.children
     assert isinstance(first, XReference) and isinstance(second, XReference)
     assert first.target is second.target is next(doc.top("Frame"))
+
+
+def test_walk_is_depth_first_in_file_order_without_following_references() -> None:
+    doc = read(
+        HEAD
+        + b"""A a { B b { C c { } { a } } D d { } }
+        E e { F f { } }
+        { e }
+        """
+    )
+    assert [o.name for o in doc.walk()] == ["a", "b", "c", "d", "e", "f"]
+    first = next(doc.top())
+    assert [o.name for o in first.walk()] == ["a", "b", "c", "d"]
+    assert [o.name for o in next(first.objects()).walk()] == ["b", "c"]
