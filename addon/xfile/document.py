@@ -27,6 +27,8 @@ from uuid import UUID
 
 import numpy as np
 
+from .tokens import place_text
+
 
 @dataclass(eq=False)
 class Ragged:
@@ -59,8 +61,13 @@ class XReference:
 
     name: str | None
     guid: UUID | None
-    where: str = ""
+    place: int | str = ""  # where it was written, as ``TokenSource.place`` keeps it
     target: XObject | None = None
+
+    @property
+    def where(self) -> str:
+        """"line:column" (text) or "byte N" (binary); "" when not read from a file."""
+        return place_text(self.place)
 
 
 @dataclass(slots=True, eq=False)
@@ -72,7 +79,14 @@ class XObject:
     guid: UUID | None = None
     members: dict[str, Any] = field(default_factory=dict)
     children: list[XObject | XReference] = field(default_factory=list)
-    where: str = ""
+    # where it was written, as ``TokenSource.place`` keeps it: a packed int (~32 bytes) where
+    # "line:column" took ~55 (files of thousands of small objects)
+    place: int | str = ""
+
+    @property
+    def where(self) -> str:
+        """"line:column" (text) or "byte N" (binary); "" when not read from a file."""
+        return place_text(self.place)
 
     def __getitem__(self, member: str) -> Any:
         return self.members[member]

@@ -63,7 +63,7 @@ class Parser:
             raise tokens.error(f"objects nested deeper than {MAX_DEPTH} levels", head[2])
         name = tokens.header_name()
         tokens.expect_punct("{", f"after {tname} {name or ''}".rstrip())
-        where = tokens.where(head[2])
+        place = tokens.place(head[2])
         guid = tokens.optional_guid()
         stream = ValueStream(tokens)
         layout = self.table.layout(tname)
@@ -73,7 +73,7 @@ class Parser:
         else:
             self._unknown(tname, head[2])
             members = {"_values": self._raw_values()}
-        obj = XObject(tname, name, guid, members, [], where)
+        obj = XObject(tname, name, guid, members, [], place)
         left = stream.drain()
         del stream  # its buffers must not stay alive through 256 levels of children
         extra_reported = False
@@ -155,7 +155,7 @@ class Parser:
             raise tokens.error(f"expected '}}' to close a reference, found {describe(tok)}", tok[2])
         if name is None and guid is None:
             raise tokens.error("empty reference '{ }'", open_tok[2])
-        ref = XReference(name, guid, where=tokens.where(open_tok[2]))
+        ref = XReference(name, guid, tokens.place(open_tok[2]))
         self.references.append(ref)
         return ref
 
