@@ -6,9 +6,13 @@ Uses the slotted-action API that Blender 4.4+, 4.5 LTS and 5.0 share (5.0 remove
 
 from __future__ import annotations
 
+import math
+
 import bpy
 
 from .morph_plan import SetCurves
+
+MAX_STRIP_REPEAT = 1000  # Blender's limit for NlaStrip.repeat
 
 
 def block_path(block_name: str) -> str:
@@ -61,13 +65,23 @@ def push_to_nla(
     slot: bpy.types.ActionSlot,
     name: str,
     muted: bool = True,
+    repeat_until: float | None = None,
 ) -> bpy.types.NlaTrack:
-    """Keep ``action`` on its own NLA track (muted: the active set alone decides the shape)."""
+    """Keep ``action`` on its own NLA track (muted: the active set alone decides the shape).
+
+    ``repeat_until``: a looping set's strip repeats up to that frame (an NLA strip plays its
+    action's range once; the Cycles modifiers only loop it while it is the active action).
+    """
     anim = key.animation_data or key.animation_data_create()
     track = anim.nla_tracks.new()
     track.name = name
     start = action.frame_range[0]
     strip = track.strips.new(name, round(start), action)
     strip.action_slot = slot
+    if repeat_until is not None:
+        length = strip.action_frame_end - strip.action_frame_start
+        if length > 0.0:
+            loops = math.ceil((repeat_until - strip.frame_start) / length)
+            strip.repeat = float(min(max(loops, 1), MAX_STRIP_REPEAT))
     track.mute = muted
     return track

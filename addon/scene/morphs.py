@@ -82,7 +82,8 @@ def build_morphs(
                 if curves.end_frame > scene.frame_end:  # Blender's last frame is 1048574
                     scene.frame_end = int(np.ceil(min(curves.end_frame, 1048574.0)))
             else:
-                morph_actions.push_to_nla(key, action, slot, curves.name)
+                until = float(scene.frame_end) if curves.loop else None
+                morph_actions.push_to_nla(key, action, slot, curves.name, repeat_until=until)
         result.objects.append(obj)
         for target in group.targets:
             other = built.get(meshes[target])

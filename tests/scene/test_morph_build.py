@@ -106,6 +106,18 @@ def test_sets_sharing_meshes_share_keys_and_the_others_sit_on_nla(scene):
     assert track.strips[0].action.name == "Sad"
     assert_plays(fixture, shared, "Happy", [1, 5, 10.6, 17, 25], False, scene)
     assert_plays(fixture, lone, "Lone", [1, 8, 15.4], False, scene)
+    # Its strip repeats to the scene's end: unmuted, alone, the looping set plays from the NLA.
+    strip = track.strips[0]
+    length = strip.action_frame_end - strip.action_frame_start
+    assert strip.frame_end >= scene.frame_end and strip.repeat == np.ceil(
+        (scene.frame_end - strip.frame_start) / length
+    )
+    track.mute = False
+    active = anim.action
+    anim.action = None
+    assert_plays(fixture, shared, "Sad", [1, 4, 8.2, 20, 25, 30, 40], True, scene)
+    track.mute = True
+    anim.action = active
     # The second set plays (and loops) when made active with its own slot.
     sad = bpy.data.actions["Sad"]
     anim.action = sad
