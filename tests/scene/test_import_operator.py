@@ -67,6 +67,19 @@ def test_registered_and_unregistered():
     assert "IMPORT_SCENE_OT_x" in dir(bpy.types)
 
 
+def test_a_drop_is_taken_on_the_viewport_and_outliner_only():
+    from types import SimpleNamespace
+
+    handler = bpy.types.FileHandler.bl_rna_get_subclass_py("XOF_FH_import_x")
+    for area, taken in (("VIEW_3D", True), ("OUTLINER", True), ("IMAGE_EDITOR", False)):
+        assert handler.poll_drop(SimpleNamespace(area=SimpleNamespace(type=area))) is taken
+    assert handler.poll_drop(SimpleNamespace(area=None)) is False
+    # what a drop of several files runs: the operator with directory + files (see
+    # test_several_files_at_once for the result)
+    props = bpy.ops.import_scene.x.get_rna_type().properties
+    assert {"filepath", "directory", "files"} <= set(props.keys())
+
+
 def test_axes_land_on_blender_x_z_y(tmp_path: Path):
     verts = np.array([[2.0, 0, 0], [0, 3.0, 0], [0, 0, 5.0]])
     path = write_x(tmp_path / "axes.x", [mesh_text("Axes", verts, [[0, 1, 2]])])
