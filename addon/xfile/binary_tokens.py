@@ -105,6 +105,51 @@ class BinaryTokens(TokenSource):
             return (NAME, TYPE_IDS[tid], pos)
         raise self.error(f"unknown binary token id {tid}", pos)
 
+    def fixed_records(
+        self, records: int, prefix: int, width: int
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Keys as exporters write them, read in one pass: just after the first record's
+        INTEGER_LIST (``prefix`` values, then ``width``), its FLOAT_LIST of ``width`` values,
+        then ``records - 1`` records of [INTEGER_LIST: prefix values, width][FLOAT_LIST:
+        width values]. Returns (the later records' integers ``(records - 1, prefix + 1)``,
+        every record's values ``(records, width)``), views of the file; or None, with nothing
+        read, when the bytes are laid out any other way (the caller then goes token by token,
+        which also reports any error in place)."""
+        if self._pushed or records < 1 or width < 0:
+            return None
+        data, pos, values = self.data, self.pos, self._float_dtype
+        first = 6 + width * values.itemsize
+        if pos + first > self.end:
+            return None
+        if (
+            _U16.unpack_from(data, pos)[0] != T_FLOAT_LIST
+            or _U32.unpack_from(data, pos + 2)[0] != width
+        ):
+            return None
+        layout = np.dtype(
+            [
+                ("ints_id", "<u2"), ("ints_count", "<u4"), ("ints", "<u4", (prefix + 1,)),
+                ("values_id", "<u2"), ("values_count", "<u4"), ("values", values, (width,)),
+            ]
+        )  # fmt: skip
+        later = records - 1
+        stop = pos + first + later * layout.itemsize
+        if stop > self.end:
+            return None
+        table = np.frombuffer(data, layout, later, pos + first)
+        ints = table["ints"]
+        if later and not (
+            bool((table["ints_id"] == T_INTEGER_LIST).all())
+            and bool((table["ints_count"] == prefix + 1).all())
+            and bool((ints[:, prefix] == width).all())
+            and bool((table["values_id"] == T_FLOAT_LIST).all())
+            and bool((table["values_count"] == width).all())
+        ):
+            return None
+        head = np.frombuffer(data, values, width, pos + 6).reshape(1, width)
+        self.pos = stop
+        return ints, np.concatenate([head, table["values"]])
+
     def reference_name(self) -> str | None:
         return self.header_name()
 

@@ -100,6 +100,10 @@ class TokenSource:
         pushed = sum(len(t[1]) for t in self._pushed if t[0] == NUMBERS)
         return max(0, self.end - self.pos) + pushed
 
+    def fixed_records(self, records: int, prefix: int, width: int) -> Any:
+        """Binary files only (see ``BinaryTokens``); other sources have no bulk layout."""
+        return None
+
     def optional_guid(self) -> UUID | None:
         """The next token's GUID when it is one (object bodies, templates, references, and
         restrictions may carry one); anything else is left for the caller."""

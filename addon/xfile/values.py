@@ -265,7 +265,37 @@ class ValueStream:
                     table = block.astype(np.int64 if all_int else np.float64)
                 self._take_pieces(need)
                 return table
+            bulk = self._binary_records(count, prefix_ints, values_int, head, int(k))
+            if bulk is not None:
+                return bulk
         return self._take_records_walk(count, prefix_ints, values_int, what)
+
+    def _binary_records(
+        self,
+        count: int,
+        prefix_ints: tuple[bool, ...],
+        values_int: bool,
+        head: np.ndarray,
+        k: int,
+    ) -> np.ndarray | None:
+        """Binary keys, one INTEGER_LIST and one FLOAT_LIST each, in one pass
+        (``BinaryTokens.fixed_records``); None when they are laid out otherwise."""
+        p = len(prefix_ints)
+        if values_int or not all(prefix_ints) or len(self.chunks) != 1 or len(head) != p + 1:
+            return None
+        if head.dtype.kind != "u":  # the first record's integers come from an INTEGER_LIST
+            return None
+        bulk = self.tokens.fixed_records(count, p, k)
+        if bulk is None:
+            return None
+        ints, values = bulk
+        table = np.empty((count, p + 1 + k), dtype=np.float64)
+        table[0, : p + 1] = head
+        table[1:, : p + 1] = ints
+        with np.errstate(invalid="ignore"):  # signalling NaNs stay NaN
+            table[:, p + 1 :] = values
+        self._take_pieces(p + 1)
+        return table
 
     def _take_records_walk(
         self, count: int, prefix_ints: tuple[bool, ...], values_int: bool, what: str
