@@ -16,8 +16,9 @@ def affine_inverse(matrix: np.ndarray) -> np.ndarray:
     """Inverse of ``[[A, t], [0, 1]]`` as ``[[A^-1, -A^-1 t], [0, 1]]`` (A from its adjugate).
 
     A singular ``A`` (a zero scale) gives the pseudo-inverse, so a collapsed object never
-    raises inside a frame handler. Twelve numbers: plain floats cost ~5 us where ``np.cross``
-    and small array products cost ~50.
+    raises inside a frame handler; a non-finite one gives NaN (LAPACK's SVD raises on NaN
+    and never returns on an infinity), which the simulator refuses with a warning. Twelve
+    numbers: plain floats cost ~5 us where ``np.cross`` and small array products cost ~50.
     """
     m = np.asarray(matrix, dtype=np.float64)
     (a, b, c, x), (d, e, f, y), (g, h, i, z) = m[:3].tolist()
@@ -31,8 +32,10 @@ def affine_inverse(matrix: np.ndarray) -> np.ndarray:
     out = np.eye(4)
     if abs(det) > 1e-300 and np.isfinite(det):
         inv_a = np.array(adj) / det
-    else:
+    elif np.isfinite(m[:3, :3]).all():
         inv_a = np.linalg.pinv(m[:3, :3])
+    else:
+        inv_a = np.full((3, 3), np.nan)
     out[:3, :3] = inv_a
     r = inv_a.tolist()
     out[:3, 3] = [-(row[0] * x + row[1] * y + row[2] * z) for row in r]

@@ -17,7 +17,7 @@ from .rows import squared_lengths, take_rows
 
 def _finite(rows: np.ndarray) -> bool:
     """No NaN or infinity in ``rows`` (both reductions propagate them; no mask is built)."""
-    return bool(np.isfinite(rows.max()) and np.isfinite(rows.min()))
+    return rows.size == 0 or bool(np.isfinite(rows.max()) and np.isfinite(rows.min()))
 
 
 class ExplosionGuard:

@@ -1,8 +1,8 @@
 """Review of the permuted pass, the Kempe recolouring, the guard, the colliders and the affine
 inverse: edge cases the first tests did not reach.
 
-Tests marked ``xfail(strict=True)`` record a bug found in review: they fail today and start
-failing the suite (XPASS) once the bug is fixed, so the marker can be removed then.
+Two bugs they found are fixed and guarded here: the explosion guard raised on a cloth without
+points, and ``affine_inverse`` handed non-finite matrices to LAPACK (NaN raised, inf hung).
 """
 
 from __future__ import annotations
@@ -304,12 +304,6 @@ def test_guard_edge_cases_on_both_storages(dtype: type) -> None:
     assert guard.problem(pos, vel) == "non-finite positions or velocities"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="guard._finite reduces with max()/min(), which raise on an empty state "
-    "(a mesh whose vertices were all deleted); the old isfinite().all() gave True",
-)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_guard_accepts_a_cloth_without_points(dtype: type) -> None:
     empty = ClothModel(np.empty((0, 3)), np.empty(0), np.empty((0, 2), dtype=np.int64))
@@ -318,11 +312,6 @@ def test_guard_accepts_a_cloth_without_points(dtype: type) -> None:
     assert guard.problem(rows, rows, rows, 0.04) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="the guard raises on an empty state, so every frame of the simulator does",
-)
 def test_a_simulator_without_points_steps() -> None:
     empty = ClothModel(np.empty((0, 3)), np.empty(0), np.empty((0, 2), dtype=np.int64))
     sim = Simulator(empty, SimSettings.cloth())
@@ -404,12 +393,6 @@ def test_singular_matrices_give_finite_pseudo_inverses() -> None:
         assert np.isfinite(inv).all() and inv[3].tolist() == [0.0, 0.0, 0.0, 1.0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="affine_inverse hands a non-finite 3x3 to np.linalg.pinv: NaN raises LinAlgError "
-    "('never raises inside a frame handler'), inf never returns (LAPACK's SVD loops)",
-)
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_a_non_finite_matrix_never_reaches_lapack(bad: float, monkeypatch) -> None:
     real = np.linalg.pinv
