@@ -19,8 +19,7 @@ from . import cloth_override, cloth_runtime
 PC2_HEADER = struct.Struct("<12siiffi")
 PC2_MAGIC = b"POINTCACHE2\0"
 KEY_PREFIX = "xof_cloth_"
-MODIFIER_NAME = "xof Cloth Cache"
-OWN_MODIFIERS = cloth_override.OWN_MODIFIERS
+MODIFIER_NAME = cloth_override.BAKE_MODIFIER
 
 
 # -- pc2 files ----------------------------------------------------------------------------------
@@ -93,7 +92,11 @@ def check_shape_key_target(obj: Any) -> None:
     if obj.data.shape_keys is not None:
         raise RuntimeError(f"{obj.name} already has shape keys: free them or bake to PC2")
     if cloth_override.needs_override(obj):
-        names = ", ".join(m.name for m in obj.modifiers if m.name not in OWN_MODIFIERS)
+        names = ", ".join(
+            m.name
+            for m in obj.modifiers
+            if m.type in cloth_override.DEFORMING and not cloth_override.is_ours(m)
+        )
         raise RuntimeError(
             f"{obj.name} is deformed by its modifiers ({names}), which would move shape keys "
             "again: bake to a PC2 file (its Mesh Cache modifier comes last)"
@@ -150,6 +153,8 @@ def bake_pc2(obj: Any, start: int, frames: np.ndarray, path: str | Path) -> Any:
     mod.time_mode = "FRAME"
     mod.deform_mode = "OVERWRITE"
     mod.interpolation = "LINEAR"
+    # after the deformers (its frames hold their pins), before Subdivision or Solidify
+    cloth_override.place_after_deformers(obj, mod)
     return mod
 
 

@@ -5,7 +5,9 @@ Written into the mesh, simulated positions would be moved again by every deformi
 a cape on a skinned character would be skinned twice. On a mesh with modifiers the handler
 keeps the rest shape in ``position`` and writes the simulated object-space positions into the
 ``xof_cloth_position`` point attribute; a Geometry Nodes modifier at the end of the stack
-moves the free points (``xof_cloth_free``) there. Before it does, it stores what the
+moves the free points (``xof_cloth_free``) there; it sits right after the deforming
+modifiers at the top of the stack, before any generating one (Subdivision, Solidify), which
+then acts on the simulated cloth. Before it does, it stores what the
 modifiers made of every point in ``xof_cloth_deformed``: pinned points are pinned there, and a
 reset starts the cloth from the deformed shape (a character in its pose at the start frame).
 A mesh without modifiers gets its positions written directly: no node evaluation per frame.
@@ -24,20 +26,61 @@ MODIFIER_NAME = "xof Cloth"
 GROUP_NAME = "xof Cloth Override"
 GROUP_TAG = "xof_cloth_override"  # custom property marking our node group (version)
 GROUP_VERSION = 1
-# ours: never a reason to override (the bake's Mesh Cache replaces the live simulation)
-OWN_MODIFIERS = (MODIFIER_NAME, "xof Cloth Cache")
+BAKE_MODIFIER = "xof Cloth Cache"  # the bake's Mesh Cache: replaces the live simulation
+# Modifiers that only move points (count and order stay): the cloth hangs from what they do,
+# so ours comes after them. Neutral ones move nothing. Anything else (Subdivision, Solidify,
+# Mirror, a user's Geometry Nodes...) ends the run: ours goes before it, so it still acts on
+# the simulated cloth, and deformers after it are not followed.
+DEFORMING = frozenset(
+    {
+        "ARMATURE", "CAST", "CORRECTIVE_SMOOTH", "CURVE", "DISPLACE", "HOOK",
+        "LAPLACIANDEFORM", "LAPLACIANSMOOTH", "LATTICE", "MESH_CACHE", "MESH_DEFORM",
+        "SHRINKWRAP", "SIMPLE_DEFORM", "SMOOTH", "SURFACE_DEFORM", "WARP", "WAVE",
+    }
+)  # fmt: skip
+NEUTRAL = frozenset(
+    {
+        "NORMAL_EDIT", "UV_PROJECT", "UV_WARP", "VERTEX_WEIGHT_EDIT", "VERTEX_WEIGHT_MIX",
+        "VERTEX_WEIGHT_PROXIMITY", "WEIGHTED_NORMAL",
+    }
+)  # fmt: skip
+
+
+def is_ours(mod: Any) -> bool:
+    """Our override, whatever the user renamed it to (found by its node group's tag)."""
+    if mod.type != "NODES":
+        return False
+    group = mod.node_group
+    if group is not None:
+        return group.get(GROUP_TAG) is not None
+    return bool(mod.name == MODIFIER_NAME)  # its node group was deleted
+
+
+def _leading_run(obj: Any, render: bool, placed: Any = None) -> tuple[bool, int]:
+    """Over the deforming and neutral modifiers at the top of the stack: whether an enabled
+    one moves points, and how many modifiers the run holds, ours and ``placed`` left out
+    (the index where ``placed`` belongs)."""
+    moves = False
+    count = 0
+    for mod in obj.modifiers:
+        if is_ours(mod) or (placed is not None and mod == placed):
+            continue
+        enabled = mod.show_render if render else mod.show_viewport
+        if mod.name == BAKE_MODIFIER or not enabled or mod.type in NEUTRAL:
+            count += 1
+            continue
+        if mod.type not in DEFORMING:
+            break
+        moves = True
+        count += 1
+    return moves, count
 
 
 def needs_override(obj: Any, render: bool = False) -> bool:
-    """Whether shape keys or a modifier other than ours would move the mesh's points."""
+    """Whether shape keys or deforming modifiers (before any generating one) move points."""
     if obj.data.shape_keys is not None:
         return True
-    for mod in obj.modifiers:
-        if mod.name in OWN_MODIFIERS:
-            continue
-        if mod.show_render if render else mod.show_viewport:
-            return True
-    return False
+    return _leading_run(obj, render)[0]
 
 
 def node_group() -> Any:
@@ -78,26 +121,27 @@ def node_group() -> Any:
     return group
 
 
-def ensure_modifier(obj: Any) -> Any:
-    """Our Geometry Nodes modifier, last in the stack (moved there if the user added more)."""
+def ensure_modifier(obj: Any, render: bool = False) -> Any:
+    """Our Geometry Nodes modifier, right after the deforming run at the top of the stack
+    (moved there when the user changed the stack; duplicates removed)."""
     mods = obj.modifiers
-    mod = mods.get(MODIFIER_NAME)
-    if mod is not None and mod.type != "NODES":
-        mods.remove(mod)
-        mod = None
-    if mod is not None and mods[len(mods) - 1] != mod:
-        index = list(mods).index(mod)
-        move = getattr(mods, "move", None)
-        if move is not None:
-            move(index, len(mods) - 1)
-        else:  # pragma: no cover - Blender without ObjectModifiers.move
-            mods.remove(mod)
-            mod = None
-    if mod is None:
-        mod = mods.new(MODIFIER_NAME, "NODES")
+    ours = [m for m in mods if is_ours(m)]
+    for extra in ours[1:]:
+        mods.remove(extra)
+    mod = ours[0] if ours else mods.new(MODIFIER_NAME, "NODES")
     if mod.node_group is None or mod.node_group.get(GROUP_TAG) != GROUP_VERSION:
         mod.node_group = node_group()
+    place_after_deformers(obj, mod, render)
     return mod
+
+
+def place_after_deformers(obj: Any, mod: Any, render: bool = False) -> None:
+    """Move ``mod`` (ours, or the bake's Mesh Cache) to the end of the deforming run."""
+    mods = obj.modifiers
+    target = _leading_run(obj, render, mod)[1]
+    index = list(mods).index(mod)
+    if index != target:
+        mods.move(index, target)
 
 
 def write(mesh: Any, local: np.ndarray, free: np.ndarray) -> None:
@@ -121,9 +165,8 @@ def write(mesh: Any, local: np.ndarray, free: np.ndarray) -> None:
 
 
 def remove(obj: Any) -> None:
-    """Take the override away (disabled, reset, baked): modifier and attributes."""
-    mod = obj.modifiers.get(MODIFIER_NAME)
-    if mod is not None:
+    """Take the override away (disabled, reset, baked): modifiers and attributes."""
+    for mod in [m for m in obj.modifiers if is_ours(m)]:
         obj.modifiers.remove(mod)
     attrs = obj.data.attributes
     for name in (POSITION_ATTRIBUTE, FREE_ATTRIBUTE):

@@ -123,6 +123,8 @@ class ClothRuntime:
         self.cache = cache if cache is not None and cache.vertex_count == n else FrameCache(n)
         self.sim_frame: int | None = None  # frame the solver's state belongs to
         self.override = False  # deforming modifiers: show through ``cloth_override``
+        self.render = False  # this frame is for a render (modifier visibility)
+        self.mesh_at_rest = False  # ``position`` holds the rest shape (not a shown frame)
         self._free = ~self.pinned
 
     @property
@@ -168,11 +170,12 @@ class ClothRuntime:
 
     def show(self, obj: Any, entry: CachedFrame) -> None:
         if self.override:
-            cloth_override.ensure_modifier(obj)
+            cloth_override.ensure_modifier(obj, self.render)
             cloth_override.write(obj.data, entry.positions, self._free)
             return
-        if obj.modifiers.get(cloth_override.MODIFIER_NAME) is not None:
+        if any(cloth_override.is_ours(m) for m in obj.modifiers):
             cloth_override.remove(obj)
+        self.mesh_at_rest = False
         local = entry.positions
         if self.pinned_ids.size:  # a frame cached with modifiers has its pins deformed
             local = local.copy()
@@ -190,7 +193,6 @@ class ClothRuntime:
         else:
             self.simulator.reset(transform_points(matrix, deformed, np.float64))
             local = deformed
-            write_positions(obj.data, self.rest_local)  # the modifiers deform the rest shape
         _, vel = self.simulator.state()
         entry = self.cache.store(frame, local, vel, matrix)
         self.sim_frame = frame
@@ -338,7 +340,10 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
     if obj.mode == "EDIT":
         return StepReport("skipped", f)
     rt = runtime_for(obj, scene)
-    rt.override = cloth_override.needs_override(obj, _is_render(depsgraph))
+    rt.render = _is_render(depsgraph)
+    rt.override = cloth_override.needs_override(obj, rt.render)
+    if rt.override and not rt.mesh_at_rest:
+        _rest_under_modifiers(obj, rt, depsgraph)
     start, end = int(props.frame_start), int(props.frame_end)
     if f <= start:
         if props.cache_state == "OUTDATED" or start not in rt.cache:
@@ -366,6 +371,15 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
     if props.cache_state == "EMPTY":
         props.cache_state = "VALID"
     return StepReport("stepped", f, steps)
+
+
+def _rest_under_modifiers(obj: Any, rt: ClothRuntime, depsgraph: Any) -> None:
+    """The override starts: the modifiers must deform the rest shape, not the frame that was
+    last written into ``position``; re-evaluated at once, since pins and resets read it."""
+    write_positions(obj.data, rt.rest_local)
+    rt.mesh_at_rest = True
+    if depsgraph is not None and not rt.render:
+        depsgraph.update()
 
 
 def _resume_point(rt: ClothRuntime, frame: int) -> int | None:

@@ -188,6 +188,23 @@ def test_a_shape_key_animation_moves_the_pins(hooked) -> None:
         np.testing.assert_allclose(shown[free], state[free], atol=1e-5)
 
 
+def test_ours_sits_between_the_deformers_and_a_subdivision(hooked, tmp_path) -> None:
+    scene = bpy.context.scene
+    hooked.modifiers.new("Subdivision", "SUBSURF").levels = 1
+    hooked.xof_physics.frame_end = 6
+    for f in range(1, 7):
+        scene.frame_set(f)
+    names = [m.name for m in hooked.modifiers]
+    assert names == ["Hook", cloth_override.MODIFIER_NAME, "Subdivision"]
+    rt = cloth_runtime.peek_runtime(hooked)
+    assert rt.override
+    assert len(evaluated_world_positions(hooked)) > N * N  # subdivided after the override
+    start, frames = cloth_bake.simulate_range(scene, hooked)
+    cloth_bake.bake_pc2(hooked, start, frames, tmp_path / "cloth.pc2")
+    names = [m.name for m in hooked.modifiers]
+    assert names == ["Hook", cloth_bake.MODIFIER_NAME, "Subdivision"]
+
+
 # -- a skinned cape imported from .X ------------------------------------------------------
 
 

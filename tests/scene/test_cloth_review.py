@@ -1,7 +1,9 @@
 """Review of cloth on deformed meshes (``cloth_override``): what users do to a modifier stack.
 
-Tests marked ``xfail(strict=True)`` record a bug found in review: they fail today and start
-failing the suite (XPASS) once the bug is fixed, so the marker can be removed then.
+The bugs it found are fixed and guarded here: generating modifiers (Solidify, Subdivision)
+overwritten by an override placed last, a start frame read from the last shown frame when the
+override turned on after playing, a renamed override taken for a user's modifier, and a mesh
+whose vertices were all deleted failing every frame.
 """
 
 from __future__ import annotations
@@ -104,13 +106,6 @@ def _reference(modifier: str, settings: dict, local: np.ndarray) -> np.ndarray:
 # -- bugs ----------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="needs_override counts every visible modifier and ensure_modifier puts the override "
-    "last: a Solidify's shell or a Subdivision's smoothing is overwritten by the interpolated "
-    "xof_cloth_position (before the override they were applied to the simulated mesh)",
-)
 @pytest.mark.parametrize(
     ("modifier", "settings"),
     [("SOLIDIFY", {"thickness": 0.2}), ("SUBSURF", {"levels": 1})],
@@ -131,13 +126,6 @@ def test_a_generating_modifier_still_acts_on_the_simulated_cloth(
     np.testing.assert_allclose(shown, expected, atol=1e-4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="when the override turns on, the mesh's position still holds the last simulated "
-    "frame (it was written there directly): reset reads the modifiers' result of that frame "
-    "and restarts the cloth from it instead of from the rest shape",
-)
 def test_a_deforming_modifier_added_after_playing_keeps_the_start_frame(cloth) -> None:
     _play(range(1, 11))
     rest, _ = grid_arrays(N, N)
@@ -153,12 +141,6 @@ def test_a_deforming_modifier_added_after_playing_keeps_the_start_frame(cloth) -
     np.testing.assert_allclose(evaluated_world_positions(cloth), rest, atol=1e-5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="our modifier is found by its name only: renamed, it counts as a user's deforming "
-    "modifier (the override never goes away), a second one is added, and disabling leaves it",
-)
 def test_a_renamed_override_modifier_is_still_ours(hooked) -> None:
     _play((1, 2, 3))
     hooked.modifiers[cloth_override.MODIFIER_NAME].name = "Cloth on top"
@@ -172,12 +154,6 @@ def test_a_renamed_override_modifier_is_still_ours(hooked) -> None:
     assert _ours(hooked) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="sim.guard._finite calls max()/min() on the state, which raise on zero points: "
-    "every frame of a mesh whose vertices were all deleted fails with a ValueError",
-)
 def test_a_mesh_whose_vertices_were_all_deleted_plays_without_errors(cloth) -> None:
     import bmesh
 
