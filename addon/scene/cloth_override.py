@@ -10,6 +10,9 @@ modifiers at the top of the stack, before any generating one (Subdivision, Solid
 then acts on the simulated cloth. Before it does, it stores what the
 modifiers made of every point in ``xof_cloth_deformed``: pinned points are pinned there, and a
 reset starts the cloth from the deformed shape (a character in its pose at the start frame).
+Subdivision, Solidify, Mirror and Array keep the original points first, with their stored
+values, so those are read back through them; ``xof_cloth_index`` tells when a modifier
+(Remesh, Weld) did not, and then the pins fall back to the rest shape.
 A mesh without modifiers gets its positions written directly: no node evaluation per frame.
 """
 
@@ -22,10 +25,11 @@ import numpy as np
 POSITION_ATTRIBUTE = "xof_cloth_position"
 FREE_ATTRIBUTE = "xof_cloth_free"
 DEFORMED_ATTRIBUTE = "xof_cloth_deformed"  # written by the node group, read when evaluated
+INDEX_ATTRIBUTE = "xof_cloth_index"  # each point's index before any generating modifier
 MODIFIER_NAME = "xof Cloth"
 GROUP_NAME = "xof Cloth Override"
 GROUP_TAG = "xof_cloth_override"  # custom property marking our node group (version)
-GROUP_VERSION = 1
+GROUP_VERSION = 2  # 2: stores INDEX_ATTRIBUTE too
 BAKE_MODIFIER = "xof Cloth Cache"  # the bake's Mesh Cache: replaces the live simulation
 # Modifiers that only move points (count and order stay): the cloth hangs from what they do,
 # so ours comes after them. Neutral ones move nothing. Anything else (Subdivision, Solidify,
@@ -103,6 +107,11 @@ def node_group() -> Any:
     keep.domain = "POINT"
     keep.inputs["Name"].default_value = DEFORMED_ATTRIBUTE
     deformed = nodes.new("GeometryNodeInputPosition")
+    number = nodes.new("GeometryNodeStoreNamedAttribute")
+    number.data_type = "INT"
+    number.domain = "POINT"
+    number.inputs["Name"].default_value = INDEX_ATTRIBUTE
+    index = nodes.new("GeometryNodeInputIndex")
     place = nodes.new("GeometryNodeSetPosition")
     where = nodes.new("GeometryNodeInputNamedAttribute")
     where.data_type = "FLOAT_VECTOR"
@@ -112,11 +121,13 @@ def node_group() -> Any:
     which.inputs["Name"].default_value = FREE_ATTRIBUTE
     links.new(source.outputs[0], keep.inputs["Geometry"])
     links.new(deformed.outputs["Position"], keep.inputs["Value"])
-    links.new(keep.outputs["Geometry"], place.inputs["Geometry"])
+    links.new(keep.outputs["Geometry"], number.inputs["Geometry"])
+    links.new(index.outputs["Index"], number.inputs["Value"])
+    links.new(number.outputs["Geometry"], place.inputs["Geometry"])
     links.new(which.outputs["Attribute"], place.inputs["Selection"])
     links.new(where.outputs["Attribute"], place.inputs["Position"])
     links.new(place.outputs["Geometry"], sink.inputs[0])
-    for i, node in enumerate((source, deformed, keep, which, where, place, sink)):
+    for i, node in enumerate((source, deformed, keep, index, number, which, where, place, sink)):
         node.location = (200.0 * i, 0.0)
     return group
 

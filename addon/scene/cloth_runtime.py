@@ -139,19 +139,25 @@ class ClothRuntime:
 
     def evaluated_local(self, obj: Any, depsgraph: Any) -> np.ndarray | None:
         """Object-space points as the modifiers deform the rest shape, or None (no modifier,
-        or one that changes the point count). Our override stores them before moving the
-        free points (``cloth_override.DEFORMED_ATTRIBUTE``); without it, the positions are."""
+        or one that changes the points out of recognition). Our override stores them before
+        moving the free points (``cloth_override.DEFORMED_ATTRIBUTE``), with each point's
+        index, so they are found again behind a Subdivision or Solidify that adds points
+        after the originals; without the override, the positions are read."""
         if not _uses_evaluated_pins(obj, depsgraph):
             return None
         evaluated = obj.evaluated_get(depsgraph).data
-        if len(evaluated.vertices) != self.vertex_count:
+        n = self.vertex_count
+        count = len(evaluated.vertices)
+        attrs = evaluated.attributes
+        stored = attrs.get(cloth_override.DEFORMED_ATTRIBUTE)
+        if stored is None or stored.data_type != "FLOAT_VECTOR" or stored.domain != "POINT":
+            stored = None
+        if count != n and (count < n or stored is None or not _originals_first(attrs, n)):
             return None
-        source = evaluated.attributes.get(cloth_override.DEFORMED_ATTRIBUTE)
-        if source is None or source.data_type != "FLOAT_VECTOR" or source.domain != "POINT":
-            source = evaluated.attributes["position"]
-        local = np.empty(self.vertex_count * 3, dtype=np.float32)
+        source = stored if stored is not None else attrs["position"]
+        local = np.empty(count * 3, dtype=np.float32)
         source.data.foreach_get("vector", local)
-        return local.reshape(-1, 3)
+        return local.reshape(-1, 3)[:n]
 
     def pin_targets(self, obj: Any, depsgraph: Any, matrix: np.ndarray) -> np.ndarray:
         """World positions pinned points take now: the evaluated mesh where it deforms.
@@ -371,6 +377,16 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
     if props.cache_state == "EMPTY":
         props.cache_state = "VALID"
     return StepReport("stepped", f, steps)
+
+
+def _originals_first(attrs: Any, n: int) -> bool:
+    """Whether the first ``n`` evaluated points are the mesh's own, in order."""
+    index = attrs.get(cloth_override.INDEX_ATTRIBUTE)
+    if index is None or index.data_type != "INT" or index.domain != "POINT":
+        return False
+    values = np.empty(len(index.data), dtype=np.int32)
+    index.data.foreach_get("value", values)
+    return bool(np.array_equal(values[:n], np.arange(n, dtype=np.int32)))
 
 
 def _rest_under_modifiers(obj: Any, rt: ClothRuntime, depsgraph: Any) -> None:

@@ -199,10 +199,36 @@ def test_ours_sits_between_the_deformers_and_a_subdivision(hooked, tmp_path) -> 
     rt = cloth_runtime.peek_runtime(hooked)
     assert rt.override
     assert len(evaluated_world_positions(hooked)) > N * N  # subdivided after the override
+    rest, _ = grid_arrays(N, N)
+    state, _ = rt.simulator.state()  # the pins follow the hook through the subdivision
+    np.testing.assert_allclose(state[PINS], rest[PINS] + _offset(6), atol=1e-5)
     start, frames = cloth_bake.simulate_range(scene, hooked)
     cloth_bake.bake_pc2(hooked, start, frames, tmp_path / "cloth.pc2")
     names = [m.name for m in hooked.modifiers]
     assert names == ["Hook", cloth_bake.MODIFIER_NAME, "Subdivision"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "settings", "follows"),
+    [
+        ("SOLIDIFY", {"thickness": 0.1}, True),
+        ("MIRROR", {}, True),
+        ("SCREW", {}, True),
+        ("WIREFRAME", {}, False),  # its points are all new (the stored index tells): rest pins
+        ("SKIN", {}, False),  # no stored attributes come through
+    ],
+)
+def test_pins_behind_a_generating_modifier(hooked, kind, settings, follows) -> None:
+    mod = hooked.modifiers.new("G", kind)
+    for name, value in settings.items():
+        setattr(mod, name, value)
+    for f in range(1, 7):
+        bpy.context.scene.frame_set(f)
+    assert hooked.xof_physics.last_warning == ""
+    rest, _ = grid_arrays(N, N)
+    state, _ = cloth_runtime.peek_runtime(hooked).simulator.state()
+    expected = rest[PINS] + (_offset(6) if follows else 0.0)
+    np.testing.assert_allclose(state[PINS], expected, atol=1e-5)
 
 
 # -- a skinned cape imported from .X ------------------------------------------------------
