@@ -18,6 +18,11 @@ from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSour
 from .values import ValueStream
 
 MAX_DEPTH = 256
+# Distinct template names a file may declare. Real files declare the few dozen they use; a
+# declaration costs ~265 bytes of Python objects and can be written in 17 (``template a{}``),
+# so without a bound a file of them would take ~13x its size (the fuzz limit is 10x + 256 KiB;
+# at this bound the worst case is 0.74x of it).
+MAX_TEMPLATES = 2048
 
 
 class Parser:
@@ -28,6 +33,7 @@ class Parser:
         self.warnings: list[str] = []
         self.references: list[XReference] = []
         self._warned_unknown: set[str] = set()
+        self._new_templates = 0
 
     def warn(self, message: str, offset: int) -> None:
         self.warnings.append(f"{self.tokens.where(offset)}: {message}")
@@ -45,6 +51,14 @@ class Parser:
                 objects.append(self.parse_object(tok, 1))
             elif kind == TEMPLATE:
                 template = parse_template(tokens, tok[2])
+                if template.name not in self.table.templates:
+                    self._new_templates += 1
+                    if self._new_templates > MAX_TEMPLATES:
+                        raise tokens.error(
+                            f"more than {MAX_TEMPLATES} templates declared "
+                            "(real files declare a few dozen)",
+                            tok[2],
+                        )
                 self.table.declare(template)
             elif kind == PUNCT and tok[1] == "{":
                 objects.append(self.parse_reference(tok))
