@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .constraint_pass import ONE, TINY_LENGTH_SQUARED
+from .rows import squared_lengths
+
 CHUNK_ELEMENTS = 1 << 22  # distance-matrix entries computed at a time (16 MB of float32)
 
 
@@ -126,10 +129,6 @@ def build_tethers(
     return out
 
 
-TINY_LENGTH_SQUARED = np.float32(1e-18)
-ONE = np.float32(1.0)
-
-
 class TetherSlot:
     """One tether per point of ``points`` (no point twice), with the work arrays that solve
     them in place (see ``work_state.PassPlan``, which keeps these points contiguous)."""
@@ -152,9 +151,7 @@ class TetherSlot:
         p = points.view(np.float32).reshape(-1, 4)
         q = anchors.view(np.float32).reshape(-1, 4)
         delta = np.subtract(p, q, out=self.delta)
-        square = np.multiply(delta, delta, out=self.square)
-        length = np.add(square[:, 0], square[:, 1], out=self.length)
-        length += square[:, 2]
+        length = squared_lengths(delta, self.length, self.square)
         length += TINY_LENGTH_SQUARED
         np.sqrt(length, out=length)
         factor = np.divide(self.limits, length, out=self.factor)
