@@ -38,6 +38,7 @@ class Simulator:
             if self.settings.solver == "CLASSIC"
             else XpbdSolver(model, self.settings)
         )
+        self.warnings += self.solver.notes
         self.dtype = self.solver.dtype
         self.guard = ExplosionGuard(model, self.settings.max_speed, self.settings.max_stretch)
         self.movable = ~model.pinned
@@ -88,32 +89,34 @@ class Simulator:
             return self.positions()
         matrix = self._matrix(object_matrix)
         pin_end = self._pin_targets(pinned_targets, matrix)
+        sim_dt = dt * s.time_scale  # simulated seconds this frame
+        substeps = self.solver.substeps_for(sim_dt)
         revert = weights = None
         if s.kind == "SOFT":
             revert = self.solver.make_state(transformed(self.model.rest_positions, matrix))
-            fraction = substep_fraction(s.shape_stiffness, s.substeps)
+            fraction = substep_fraction(s.shape_stiffness, substeps, s.time_scale)
             weights = np.repeat((self.movable * fraction).astype(self.dtype)[:, None], 4, 1)
         pin_start = self.pos[self.pinned_ids, :3] if pin_end is not None else None
         if (
             pin_start is not None
             and pin_end is not None
-            and jump_too_far(pin_start, pin_end, dt, s.max_speed)
+            and jump_too_far(pin_start, pin_end, sim_dt, s.max_speed)
         ):
             self._carry_with_pins(pin_end)
             self._warn("pins jumped farther than the cloth can follow: carried with them")
             pin_start = self.pos[self.pinned_ids, :3]
-        sub_dt = dt / s.substeps
+        sub_dt = sim_dt / substeps
         hits = tuple(colliders)
         with np.errstate(all="ignore"):
-            for k in range(1, s.substeps + 1):
+            for k in range(1, substeps + 1):
                 pins = None
                 if pin_end is not None and pin_start is not None:
-                    t = k / s.substeps
+                    t = k / substeps
                     pins = (pin_start + (pin_end - pin_start) * t).astype(self.dtype)
                 self.solver.substep(self.pos, self.vel, sub_dt, pins, hits, k - 1)
                 if revert is not None and weights is not None:
                     pull_toward(self.pos, self.vel, revert, weights, self._pull_work)
-            problem = self.guard.problem(self.pos, self.vel, self._good_pos, dt)
+            problem = self.guard.problem(self.pos, self.vel, self._good_pos, sim_dt)
         if problem is None:
             self._remember_good()
         else:

@@ -38,6 +38,7 @@ from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
 from .settings import SimSettings
 from .tethers import TetherSlot, build_tethers
+from .wind import face_wind_for
 from .work_state import pass_plans
 
 # Measured on the bench scene (see tests/bench/bench_solver.py): solving shear springs and
@@ -90,6 +91,8 @@ class XpbdSolver:
         # replicated over the 4 columns: a (N, 1) factor broadcast over rows of 4 costs 9x more
         self._keep = np.ones((n, 4), dtype=np.float32)
         self._scratch = Scratch(n, np.float32)
+        self.notes: list[str] = []
+        self.face_wind = face_wind_for(model, settings, self.notes)
 
     @staticmethod
     def make_state(points: np.ndarray) -> np.ndarray:
@@ -97,6 +100,11 @@ class XpbdSolver:
         storage = np.zeros((points.shape[0], 4), dtype=np.float32)
         storage[:, :3] = points
         return storage
+
+    def substeps_for(self, step: float) -> int:
+        """Substeps per frame: the setting (XPBD has no stability bound to follow)."""
+        del step
+        return self.settings.substeps
 
     @property
     def constraint_count(self) -> int:
@@ -230,7 +238,8 @@ class XpbdSolver:
             g.prepare(dt)
         s = self.settings
         free = self.movable
-        accel = s.gravity[None, :] * free[:, None] + np.outer(self.inv_mass, s.wind)
+        wind = np.zeros(3) if self.face_wind is not None else s.wind
+        accel = s.gravity[None, :] * free[:, None] + np.outer(self.inv_mass, wind)
         self._accel[:, :3] = accel * dt
         damping = s.damping * self.model.damping_scale * self.inv_mass
         keep = np.exp(-s.drag * dt) / (1.0 + damping * dt)
@@ -256,6 +265,9 @@ class XpbdSolver:
         prev = self._prev
         np.copyto(prev, pos)
         vel += self._accel
+        if self.face_wind is not None and np.any(self.settings.wind):
+            push = self.face_wind.forces(pos, self.settings.wind)
+            vel[:, :3] += (push * (self.inv_mass * dt)[:, None]).astype(np.float32)
         vel *= self._keep
         np.multiply(vel, np.float32(dt), out=self._moved)
         pos += self._moved
