@@ -26,6 +26,13 @@ from .solver_xpbd import XpbdSolver
 MAX_WARNINGS = 50
 
 
+def make_solver(model: ClothModel, settings: SimSettings) -> XpbdSolver | ClassicSolver:
+    """The solver ``settings.solver`` names, built for ``model``."""
+    if settings.solver == "CLASSIC":
+        return ClassicSolver(model, settings)
+    return XpbdSolver(model, settings)
+
+
 class Simulator:
     """Steps a ``ClothModel`` with ``SimSettings``; see ``addon.sim`` for the contract."""
 
@@ -33,11 +40,7 @@ class Simulator:
         self.model = model
         self.settings, notes = (settings or SimSettings()).validated()
         self.warnings: list[str] = list(model.warnings) + notes
-        self.solver: XpbdSolver | ClassicSolver = (
-            ClassicSolver(model, self.settings)
-            if self.settings.solver == "CLASSIC"
-            else XpbdSolver(model, self.settings)
-        )
+        self.solver: XpbdSolver | ClassicSolver = make_solver(model, self.settings)
         self.warnings += self.solver.notes
         self.dtype = self.solver.dtype
         self.guard = ExplosionGuard(model, self.settings.max_speed, self.settings.max_stretch)
@@ -45,6 +48,24 @@ class Simulator:
         self.pinned_ids = np.flatnonzero(model.pinned)
         self.recoveries = 0
         self.reset()
+
+    def update_settings(self, settings: SimSettings) -> None:
+        """Use ``settings`` from the next step on, keeping the state. Values (stiffness,
+        damping, gravity, wind ...) are swapped in place; only a change of what the
+        constraints are (``xpbd_build.topology_key``) or of the solver builds a new one."""
+        new, notes = settings.validated()
+        self.warnings += notes
+        old = self.settings
+        reuse = isinstance(self.solver, XpbdSolver) and self.solver.update_settings(new)
+        if not reuse:
+            pos, vel = self.state()
+            self.solver = make_solver(self.model, new)
+            self.dtype = self.solver.dtype
+            self._set(pos, vel)
+        self.warnings += self.solver.notes
+        if (new.max_speed, new.max_stretch) != (old.max_speed, old.max_stretch):
+            self.guard = ExplosionGuard(self.model, new.max_speed, new.max_stretch)
+        self.settings = new
 
     # state -----------------------------------------------------------------------------
 
@@ -126,9 +147,17 @@ class Simulator:
     # helpers -----------------------------------------------------------------------------
 
     def _set(self, pos: np.ndarray, vel: np.ndarray) -> None:
-        self.pos = self.solver.make_state(pos)
-        self.vel = self.solver.make_state(vel)
-        self._pull_work = np.empty_like(self.pos)
+        """Load ``(N, 3)`` positions and velocities, into the existing storage when it has the
+        solver's dtype (a ``World`` keeps it as a view of its shared arrays)."""
+        current = getattr(self, "pos", None)
+        if current is not None and current.dtype == self.solver.dtype:
+            for storage, values in ((self.pos, pos), (self.vel, vel)):
+                storage[:, :3] = values
+                storage[:, 3] = 0.0
+        else:
+            self.pos = self.solver.make_state(pos)
+            self.vel = self.solver.make_state(vel)
+            self._pull_work = np.empty_like(self.pos)
         self._remember_good()
 
     def _remember_good(self) -> None:
