@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import Plane, SimSettings, Simulator
-from addon.sim import coloring
+from addon.sim import Plane, SimSettings, Simulator, coloring
 
 from .helpers import grid_model
 
