@@ -37,6 +37,20 @@ class ExplosionGuard:
         self.max_speed_squared = max_speed * max_speed
         self._work: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
 
+    @classmethod
+    def merged(cls, guards: list[ExplosionGuard], offsets: list[int]) -> ExplosionGuard:
+        """One guard over objects laid end to end (object ``i`` from row ``offsets[i]``),
+        all with the same speed limit: it finds no problem exactly when none of them does."""
+        out = cls.__new__(cls)
+        out.a = np.concatenate([g.a + off for g, off in zip(guards, offsets, strict=True)])
+        out.b = np.concatenate([g.b + off for g, off in zip(guards, offsets, strict=True)])
+        out.inverse_limit_squared = np.concatenate([g.inverse_limit_squared for g in guards])
+        out.free = np.concatenate([g.free for g in guards])
+        out.any_free = bool(out.free.any())
+        out.max_speed_squared = guards[0].max_speed_squared
+        out._work = {}
+        return out
+
     def _buffers(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(N,)`` and ``(N, 4)`` work arrays of the state's dtype, kept between frames."""
         work = self._work.get(rows.dtype)

@@ -11,6 +11,7 @@ velocity and a warning. Arrays in and out are ``(N, 3)`` in world space. Inside,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +25,31 @@ from .solver_classic import ClassicSolver
 from .solver_xpbd import XpbdSolver
 
 MAX_WARNINGS = 50
+
+
+@dataclass
+class FramePlan:
+    """One frame's fixed inputs: simulated seconds, substeps, the pinned points' path
+    ``(P, 3)`` from ``pin_start`` to ``pin_end`` (None: they stay), soft-body targets and
+    pull weights ``(N, 4)`` (None for cloth)."""
+
+    sim_dt: float
+    substeps: int
+    pin_start: np.ndarray | None
+    pin_end: np.ndarray | None
+    revert: np.ndarray | None
+    weights: np.ndarray | None
+
+    @property
+    def sub_dt(self) -> float:
+        return self.sim_dt / self.substeps
+
+    def pins_at(self, k: int, dtype: type) -> np.ndarray | None:
+        """Where the pinned points are after substep ``k`` (1-based), constant speed."""
+        if self.pin_start is None or self.pin_end is None:
+            return None
+        t = k / self.substeps
+        return (self.pin_start + (self.pin_end - self.pin_start) * t).astype(dtype)
 
 
 def make_solver(model: ClothModel, settings: SimSettings) -> XpbdSolver | ClassicSolver:
@@ -103,11 +129,30 @@ class Simulator:
         colliders: Sequence[Collider] = (),
     ) -> np.ndarray:
         """Advance one frame and return positions ``(N, 3)`` float32 C-contiguous."""
+        plan = self.begin_frame(frame_dt, pinned_targets, object_matrix)
+        if plan is None:
+            return self.positions()
+        hits = tuple(colliders)
+        with np.errstate(all="ignore"):
+            for k in range(1, plan.substeps + 1):
+                pins = plan.pins_at(k, self.dtype)
+                self.solver.substep(self.pos, self.vel, plan.sub_dt, pins, hits, k - 1)
+                self.pull_to_shape(plan)
+        return self.finish_frame(plan)
+
+    def begin_frame(
+        self,
+        frame_dt: float | None = None,
+        pinned_targets: np.ndarray | None = None,
+        object_matrix: np.ndarray | None = None,
+    ) -> FramePlan | None:
+        """Everything fixed for one frame: substeps, pin path, soft-body targets (None: the
+        frame step is unusable, warned). Pins that jump too far carry the cloth first."""
         s = self.settings
         dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
         if not np.isfinite(dt) or dt <= 0.0:
             self._warn(f"frame step {frame_dt!r} ignored")
-            return self.positions()
+            return None
         matrix = self._matrix(object_matrix)
         pin_end = self._pin_targets(pinned_targets, matrix)
         sim_dt = dt * s.time_scale  # simulated seconds this frame
@@ -126,22 +171,22 @@ class Simulator:
             self._carry_with_pins(pin_end)
             self._warn("pins jumped farther than the cloth can follow: carried with them")
             pin_start = self.pos[self.pinned_ids, :3]
-        sub_dt = sim_dt / substeps
-        hits = tuple(colliders)
+        return FramePlan(sim_dt, substeps, pin_start, pin_end, revert, weights)
+
+    def pull_to_shape(self, plan: FramePlan) -> None:
+        """A soft body's pull back to its shape after a substep (nothing for cloth)."""
+        if plan.revert is not None and plan.weights is not None:
+            pull_toward(self.pos, self.vel, plan.revert, plan.weights, self._pull_work)
+
+    def finish_frame(self, plan: FramePlan) -> np.ndarray:
+        """Check the frame's result (restoring the last good state if it is bad) and return
+        positions ``(N, 3)`` float32."""
         with np.errstate(all="ignore"):
-            for k in range(1, substeps + 1):
-                pins = None
-                if pin_end is not None and pin_start is not None:
-                    t = k / substeps
-                    pins = (pin_start + (pin_end - pin_start) * t).astype(self.dtype)
-                self.solver.substep(self.pos, self.vel, sub_dt, pins, hits, k - 1)
-                if revert is not None and weights is not None:
-                    pull_toward(self.pos, self.vel, revert, weights, self._pull_work)
-            problem = self.guard.problem(self.pos, self.vel, self._good_pos, sim_dt)
+            problem = self.guard.problem(self.pos, self.vel, self._good_pos, plan.sim_dt)
         if problem is None:
             self._remember_good()
         else:
-            self._recover(problem, pin_end)
+            self._recover(problem, plan.pin_end)
         return self.positions()
 
     # helpers -----------------------------------------------------------------------------
@@ -149,9 +194,10 @@ class Simulator:
     def _set(self, pos: np.ndarray, vel: np.ndarray) -> None:
         """Load ``(N, 3)`` positions and velocities, into the existing storage when it has the
         solver's dtype (a ``World`` keeps it as a view of its shared arrays)."""
-        current = getattr(self, "pos", None)
-        if current is not None and current.dtype == self.solver.dtype:
-            for storage, values in ((self.pos, pos), (self.vel, vel)):
+        current: np.ndarray | None = getattr(self, "pos", None)
+        speeds: np.ndarray | None = getattr(self, "vel", None)
+        if current is not None and speeds is not None and current.dtype == self.solver.dtype:
+            for storage, values in ((current, pos), (speeds, vel)):
                 storage[:, :3] = values
                 storage[:, 3] = 0.0
         else:
@@ -161,7 +207,11 @@ class Simulator:
         self._remember_good()
 
     def _remember_good(self) -> None:
-        self._good_pos = self.pos.copy()
+        good = getattr(self, "_good_pos", None)
+        if good is not None and good.shape == self.pos.shape and good.dtype == self.pos.dtype:
+            np.copyto(good, self.pos)  # in place: a World may keep it as a view
+        else:
+            self._good_pos = self.pos.copy()
 
     def _recover(self, problem: str, pin_end: np.ndarray | None) -> None:
         self.recoveries += 1

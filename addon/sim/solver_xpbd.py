@@ -26,9 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from .colliders import Collider, Scratch, resolve_positions
-from .constraint_pass import GroupViews, PassBuffers
+from .constraint_pass import ConstraintGroup, GroupViews, PassBuffers
 from .model import ClothModel
 from .settings import SimSettings
+from .tethers import TetherSlot
 from .wind import face_wind_for
 from .work_state import pass_plans
 from .xpbd_build import apply_stiffness, build_groups, build_tether_slots, topology_key
@@ -47,18 +48,28 @@ class XpbdSolver:
     def __init__(self, model: ClothModel, settings: SimSettings) -> None:
         self.model = model
         self.settings = settings
-        n = model.point_count
+        inv_mass = model.inverse_masses
+        groups, self._sources = build_groups(model, settings, inv_mass)
+        apply_stiffness(groups, self._sources, model, settings)
+        self._setup(inv_mass, groups, build_tether_slots(model, settings))
+        self.notes: list[str] = []
+        self.face_wind = face_wind_for(model, settings, self.notes)
+
+    def _setup(
+        self, inv_mass: np.ndarray, groups: list[ConstraintGroup], tethers: list[TetherSlot]
+    ) -> None:
+        """Pass plans and work buffers for ``groups`` and ``tethers`` over ``N`` points."""
+        n = inv_mass.size
         self.n = n
-        self.inv_mass = model.inverse_masses
-        self.movable = ~model.pinned
-        self.pinned_ids = np.flatnonzero(model.pinned)
-        self.groups, self._sources = build_groups(model, settings, self.inv_mass)
-        apply_stiffness(self.groups, self._sources, model, settings)
-        self.tethers = build_tether_slots(model, settings)
-        largest = max((g.size for g in self.groups), default=0)
+        self.inv_mass = inv_mass
+        self.movable = inv_mass > 0
+        self.pinned_ids = np.flatnonzero(~self.movable)
+        self.groups = groups
+        self.tethers = tethers
+        largest = max((g.size for g in groups), default=0)
         self._buffers = PassBuffers(largest)
-        self._views: list[GroupViews] = [self._buffers.views(g.size) for g in self.groups]
-        self._plans = pass_plans(self.groups, self._views, n, self.tethers)
+        self._views: list[GroupViews] = [self._buffers.views(g.size) for g in groups]
+        self._plans = pass_plans(groups, self._views, n, tethers)
         self._prev = np.zeros((n, 4), dtype=np.float32)
         self._moved = np.zeros((n, 4), dtype=np.float32)
         self._dt = -1.0
@@ -66,8 +77,6 @@ class XpbdSolver:
         # replicated over the 4 columns: a (N, 1) factor broadcast over rows of 4 costs 9x more
         self._keep = np.ones((n, 4), dtype=np.float32)
         self._scratch = Scratch(n, np.float32)
-        self.notes: list[str] = []
-        self.face_wind = face_wind_for(model, settings, self.notes)
 
     @staticmethod
     def make_state(points: np.ndarray) -> np.ndarray:
@@ -108,14 +117,41 @@ class XpbdSolver:
         self._dt = dt
         for g in self.groups:
             g.prepare(dt)
+        moved, keep = self.point_terms(dt)
+        self._accel[:, :3] = moved
+        self._keep[:] = keep[:, None]
+
+    def point_terms(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per point for a substep of ``dt``: the velocity gained from gravity and uniform
+        wind ``(N, 3)``, and the fraction of velocity kept after damping and drag ``(N,)``
+        (0 for pinned points), both float64."""
         s = self.settings
         free = self.movable
         wind = np.zeros(3) if self.face_wind is not None else s.wind
         accel = s.gravity[None, :] * free[:, None] + np.outer(self.inv_mass, wind)
-        self._accel[:, :3] = accel * dt
         damping = s.damping * self.model.damping_scale * self.inv_mass
         keep = np.exp(-s.drag * dt) / (1.0 + damping * dt)
-        self._keep[:] = np.where(free, keep, 0.0)[:, None]
+        return accel * dt, np.where(free, keep, 0.0)
+
+    def push_face_wind(self, pos: np.ndarray, vel: np.ndarray, dt: float) -> None:
+        """The face wind's velocity change over ``dt`` (nothing for the uniform model)."""
+        if self.face_wind is not None and np.any(self.settings.wind):
+            push = self.face_wind.forces(pos, self.settings.wind)
+            vel[:, :3] += (push * (self.inv_mass * dt)[:, None]).astype(np.float32)
+
+    def collide(self, pos: np.ndarray, prev: np.ndarray, colliders: tuple[Collider, ...]) -> None:
+        """Push the free points out of ``colliders``, with friction."""
+        if colliders:
+            s = self.settings
+            resolve_positions(
+                colliders,
+                pos,
+                prev,
+                self.movable,
+                s.collision_margin,
+                s.friction,
+                self._scratch,
+            )
 
     def substep(
         self,
@@ -137,28 +173,15 @@ class XpbdSolver:
         prev = self._prev
         np.copyto(prev, pos)
         vel += self._accel
-        if self.face_wind is not None and np.any(self.settings.wind):
-            push = self.face_wind.forces(pos, self.settings.wind)
-            vel[:, :3] += (push * (self.inv_mass * dt)[:, None]).astype(np.float32)
+        self.push_face_wind(pos, vel, dt)
         vel *= self._keep
         np.multiply(vel, np.float32(dt), out=self._moved)
         pos += self._moved
         self._solve_constraints(as_complex(pos), index)
-        if colliders:
-            s = self.settings
-            resolve_positions(
-                colliders,
-                pos,
-                prev,
-                self.movable,
-                s.collision_margin,
-                s.friction,
-                self._scratch,
-            )
+        self.collide(pos, prev, colliders)
         np.subtract(pos, prev, out=vel)
         vel *= np.float32(1.0 / dt)
 
     def _solve_constraints(self, points: np.ndarray, index: int = 0) -> None:
         """Springs, limiters, then tethers: one pass, in the plan of this substep's turn."""
         self._plans[index % len(self._plans)].run(points)
-

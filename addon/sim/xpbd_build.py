@@ -32,6 +32,8 @@ LONG_LIMITER_LEVEL = 1  # limiter levels from here on (span 4, 8 ...) run every 
 # gets one more level per doubling, so the longest limiter spans as much of it.
 REFERENCE_SPRINGS_ACROSS = 100.0
 MAX_LIMITER_LEVELS = 8
+STAGE_LIMITED_BEND = 1  # pass stages after the limiters (whose stage is minus their level)
+STAGE_SPRINGS = 10  # bend, shear, structural springs: this, plus 1, plus 2
 
 
 @dataclass
@@ -41,6 +43,9 @@ class GroupSource:
 
     spring_ids: np.ndarray | None = None  # (g,) indices into model.springs
     pair_scale: np.ndarray | None = None  # (g,) limiters: mean painted scale of the pair
+    # the group's place in the pass: (stage, colour); stages ascend in pass order (limiter
+    # levels longest first, then limited bend, bend, shear, structural springs)
+    place: tuple[int, int] = (0, 0)
 
 
 def topology_key(settings: SimSettings) -> tuple[object, ...]:
@@ -127,7 +132,7 @@ def coloured_groups(
     ``apply_stiffness``."""
     if not pairs.size:
         return []
-    out = []
+    out: list[tuple[ConstraintGroup, GroupSource]] = []
     for members in colour_groups(pairs, inv_mass.size):
         a, b = pairs[members, 0], pairs[members, 1]
         zeros = np.zeros(members.size)
@@ -144,6 +149,7 @@ def coloured_groups(
         part = GroupSource(
             None if source.spring_ids is None else source.spring_ids[members],
             None if source.pair_scale is None else source.pair_scale[members],
+            (source.place[0], len(out)),
         )
         out.append((group, part))
     return out
@@ -177,15 +183,14 @@ def _spring_groups(
                 Mode.LIMITED_SPRING,
                 springs[limited],
                 model.rest_lengths[limited],
-                GroupSource(spring_ids=limited),
+                GroupSource(spring_ids=limited, place=(STAGE_LIMITED_BEND, 0)),
                 inv_mass,
                 bend_limit[limited],
             )
             _every_other(part, phase=1)  # with the span-4 limiters
             out += part
-        part = coloured_groups(
-            Mode.SPRING, springs[ids], model.rest_lengths[ids], GroupSource(ids), inv_mass
-        )
+        source = GroupSource(ids, place=(STAGE_SPRINGS + int(SpringKind.BEND - kind), 0))
+        part = coloured_groups(Mode.SPRING, springs[ids], model.rest_lengths[ids], source, inv_mass)
         if kind == SpringKind.SHEAR:
             _every_other(part, phase=0)
         out += part
@@ -201,7 +206,8 @@ def build_groups(
     for level in reversed(range(len(sets))):
         ends, limits = sets[level]
         scale = pair_scale(model, ends)
-        part = coloured_groups(Mode.LIMITER, ends, limits, GroupSource(pair_scale=scale), inv_mass)
+        source = GroupSource(pair_scale=scale, place=(-level, 0))
+        part = coloured_groups(Mode.LIMITER, ends, limits, source, inv_mass)
         if level >= LONG_LIMITER_LEVEL:
             _every_other(part, phase=level % 2)  # shear has phase 0
         entries += part
