@@ -51,10 +51,15 @@ also carries the last good state to the pins' new place.
 Solvers: ``solver_xpbd.XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
 tethers to pins, long-range stretch limiters for cloth: ``SimSettings.stretch_limit_levels``,
 see ``limiters.py``) and ``solver_classic.ClassicSolver`` (the book's explicit mass-spring
-model). A new ``Simulator`` is cheap to rebuild when settings change; carry the state over
-with ``state()``/``set_state()``. Building one colours the springs and computes tethers and
-limiters (about 0.05 s CPU for a 10k-point grid, 0.2-0.3 s for 40k), so do it once per
-settings change, not per frame.
+model). Building a ``Simulator`` colours the springs and computes tethers and limiters
+(build times: tests/bench/README.md); ``update_settings(settings)`` keeps the state and
+that build when only values change (stiffness, damping, gravity, wind ...), and rebuilds
+what the new settings change otherwise. ``SimSettings.book()`` gives the book's model.
+
+World (``world.py``): ``World(simulators)`` steps several objects a frame at a time,
+``step([ObjectFrame(pinned_targets, object_matrix, colliders), ...])`` -> positions per
+object; the XPBD ones sharing a substep length are solved in one merged pass, each object
+getting exactly what stepping it alone gives. ``update_settings(i, settings)``.
 """
 
 from .colliders import Plane, Sphere

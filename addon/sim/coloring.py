@@ -10,8 +10,8 @@ gives about 4 colours per spring kind on a quad grid plus a small tail group, wh
 whole group solve (numpy call overhead) for a few dozen springs on every substep; so the tail
 is then recoloured into the other groups by swapping colours along alternating paths (Kempe
 chains: always possible when the springs form a bipartite graph, as every spring kind of a
-quad grid does), and whatever cannot be placed stays in the tail. 0.2 s CPU for a 40k-point
-grid with every spring kind; the result depends only on the input.
+quad grid does), and whatever cannot be placed stays in the tail. The result depends only
+on the input.
 """
 
 from __future__ import annotations

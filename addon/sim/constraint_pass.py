@@ -6,13 +6,13 @@ see ``work_state``), solve it exactly as a sequential loop would. The state is `
 float32 rows (x, y, z, 0) seen as ``(N,)`` complex128, so a gather or scatter moves one
 16-byte item per end.
 
-Why the arithmetic is laid out as it is (numpy, measured on 5k-constraint groups): per-row
-scalars applied to ``(g, 4)`` rows are the expensive part. Broadcasting ``(g, 1)`` over a
-length-4 inner axis costs ~18 ns a row; a strided per-component product ~0.75 ns an element.
-So the per-constraint factor scales the difference vector by three strided products (on
-``g`` rows, not ``2g``), and the two ends' mass shares are applied as one contiguous product
-with gains stored replicated over the 4 columns (``(2, g, 4)``, built once per step length).
-numpy's NaN-aware ``maximum`` is ~3x slower than a plain pass, so a limiter's
+Why the arithmetic is laid out as it is (numpy; figures in tests/bench/README.md): per-row
+scalars applied to ``(g, 4)`` rows are the expensive part: broadcasting ``(g, 1)`` over a
+length-4 inner axis costs many times a strided per-component product. So the
+per-constraint factor scales the difference vector by three strided products (on ``g``
+rows, not ``2g``), and the two ends' mass shares are applied as one contiguous product with
+gains stored replicated over the 4 columns (``(2, g, 4)``, built once per step length).
+numpy's NaN-aware ``maximum`` is slower than a plain pass, so a limiter's
 ``max(factor, 0)`` is ``factor + |factor|`` with halved gains, and the squared length gets
 ``+ tiny`` rather than ``max(tiny)`` (coincident ends give a zero correction, not NaN).
 """

@@ -4,7 +4,7 @@ Checked once per frame on the solver's ``(N, 4)`` storage, cheap enough to alway
 extremes of the state (a NaN or an infinity shows there), the fastest free point, and the
 longest structural spring that has a free end (springs between two pinned points follow the
 animation, not the solver). Rows are gathered as 16-byte items (``rows.take_rows``) and work
-arrays are kept between frames: at 10k points the check costs ~0.1 ms, not ~0.7.
+arrays are kept between frames, so the check stays a small part of a frame.
 """
 
 from __future__ import annotations

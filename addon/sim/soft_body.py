@@ -38,7 +38,7 @@ def pull_toward(
     """``d = (targets - pos) * weights`` added to positions and velocities (all ``(N, 4)``).
 
     ``weights``: the substep fraction for movable points, 0 for pinned ones, best ``(N, 4)``
-    (the same per row: a ``(N, 1)`` one broadcast over rows of 4 costs 9x more in numpy).
+    (the same per row: a ``(N, 1)`` one broadcast over rows of 4 costs several times more).
     ``work``: an ``(N, 4)`` buffer for ``d`` (a temporary that size is mapped per call).
     """
     d = np.subtract(targets, pos, out=work)

@@ -74,7 +74,7 @@ class XpbdSolver:
         self._moved = np.zeros((n, 4), dtype=np.float32)
         self._dt = -1.0
         self._accel = np.zeros((n, 4), dtype=np.float32)
-        # replicated over the 4 columns: a (N, 1) factor broadcast over rows of 4 costs 9x more
+        # replicated over the 4 columns: a (N, 1) factor broadcast over rows of 4 costs more
         self._keep = np.ones((n, 4), dtype=np.float32)
         self._scratch = Scratch(n, np.float32)
 

@@ -2,7 +2,7 @@
 
 A colour group of a quad grid touches almost every point (``2g ~ N``), and so does a tether
 slot. Gathering such a set, projecting it and writing it back costs a ``2g`` take and an
-``N`` or ``2g`` write (complex128 items: a take ~0.8 ns an item, a scatter ~1.6 ns).
+``N`` or ``2g`` write of complex128 items (a scatter costs about twice a take).
 Instead, while a pass runs, the state is kept *permuted*: in the order of the big set being
 solved (a group's first ends, then its second ends; a slot's tethered points), then the
 points it does not touch. The set is then a contiguous block projected in place, and moving
@@ -27,8 +27,8 @@ import numpy as np
 from .constraint_pass import ConstraintGroup, GroupViews, project, solve_group
 from .tethers import TetherSlot
 
-# 2g / N from which a group is solved in place after a permuting take (N items taken, ~0.8 ns
-# each) rather than by a 2g gather and a 2g scatter (~2.4 ns an item together)
+# 2g / N from which a group is solved in place after a permuting take of N items rather
+# than by a 2g gather and a 2g scatter (about three takes' worth an item)
 IN_PLACE_MIN_FRACTION = 1.0 / 3.0
 
 
