@@ -21,7 +21,7 @@ from .neighbours import blocks, directed, first_min, pair_dots, unit_directions
 
 STRAIGHT_COSINE = -0.9  # a chain a - v - b counts as straight past about 154 degrees
 MAX_NEIGHBOURS = 16  # partners compared per point (keeps dense fans linear in cost)
-CHUNK_POINTS = 1 << 12  # points whose partner tables are compared at a time
+CHUNK_POINTS = 1 << 17  # points whose partner tables are compared at a time
 
 
 def chain_pairs(
