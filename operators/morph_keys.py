@@ -12,7 +12,7 @@ import bpy
 from bpy.props import CollectionProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..addon.scene.shape_key_import import add_meshes_as_shape_keys
+from ..addon.scene.morph.shape_key_import import add_meshes_as_shape_keys
 from ..addon.xfile import XFileError, read
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class XOF_OT_shape_keys_from_x(bpy.types.Operator, ImportHelper):  # type: ignor
         return [Path(self.filepath)] if self.filepath else []
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ..addon.scene.convert import Conversion
+        from ..addon.scene.imp.convert import Conversion
 
         obj = context.active_object
         if obj is None or obj.type != "MESH":

@@ -12,9 +12,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from xof.addon.scene.imp.materials import phong_power_to_roughness  # noqa: E402
+from xof.addon.scene.imp.textures import find_texture  # noqa: E402
 from xof.addon.scene.importer import build_scene  # noqa: E402
-from xof.addon.scene.materials import phong_power_to_roughness  # noqa: E402
-from xof.addon.scene.textures import find_texture  # noqa: E402
 from xof.addon.xfile.views.model import MaterialData, MeshData, SceneData  # noqa: E402
 
 from .scene_fixtures import reset_blender  # noqa: E402

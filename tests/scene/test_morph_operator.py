@@ -9,8 +9,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene.morphs import plain_mesh_object  # noqa: E402
-from xof.addon.scene.shape_key_import import add_meshes_as_shape_keys  # noqa: E402
+from xof.addon.scene.morph.build import plain_mesh_object  # noqa: E402
+from xof.addon.scene.morph.shape_key_import import add_meshes_as_shape_keys  # noqa: E402
 from xof.operators import morph_keys  # noqa: E402
 
 from .morph_fixtures import MorphFixture, grid_positions  # noqa: E402
