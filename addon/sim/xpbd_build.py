@@ -25,7 +25,7 @@ from .constraint_pass import ConstraintGroup, Mode
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind
 from .settings import SimSettings
-from .tethers import TetherSlot, build_tethers
+from .tethers import TetherSlot, build_tethers, share_work
 
 LONG_LIMITER_LEVEL = 1  # limiter levels from here on (span 4, 8 ...) run every other substep
 # The stretch limiter setting counts levels for a cloth this many springs across; finer cloth
@@ -141,13 +141,12 @@ def coloured_groups(
             ends=np.concatenate([a, b]),
             rest=rest[members].astype(np.float32),
             stiffness=zeros,
-            inv_a=inv_mass[a],
-            inv_b=inv_mass[b],
+            inv_mass=inv_mass,
             limit=None if limit is None else limit[members].astype(np.float32),
             hard_stiffness=None if limit is None else zeros.copy(),
         )
         part = GroupSource(
-            None if source.spring_ids is None else source.spring_ids[members],
+            None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
             None if source.pair_scale is None else source.pair_scale[members],
             (source.place[0], len(out)),
         )
@@ -244,10 +243,12 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
         model.springs[model.kinds != SpringKind.BEND],
         k=settings.tether_pins,
     )
-    return [
-        TetherSlot(p, q, lim)
-        for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
-    ]
+    return share_work(
+        [
+            TetherSlot(p, q, lim)
+            for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
+        ]
+    )
 
 
 def pair_scale(model: ClothModel, pairs: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from .colliders import Collider, resolve_positions
 from .constraint_pass import ConstraintGroup
 from .solver_xpbd import XpbdSolver
-from .tethers import TetherSlot
+from .tethers import TetherSlot, share_work
 
 
 @dataclass
@@ -49,8 +49,8 @@ def merge_group(parts: Sequence[tuple[ConstraintGroup, int]]) -> ConstraintGroup
         ends=np.concatenate(ends_a + ends_b),
         rest=np.concatenate([g.rest for g, _ in parts]),
         stiffness=np.concatenate([g.stiffness for g, _ in parts]),
-        inv_a=np.concatenate([g.inv_a for g, _ in parts]),
-        inv_b=np.concatenate([g.inv_b for g, _ in parts]),
+        inv_a=np.concatenate([g.inverse_masses()[0] for g, _ in parts]),
+        inv_b=np.concatenate([g.inverse_masses()[1] for g, _ in parts]),
         limit=_concat([g.limit for g, _ in parts]),
         hard_stiffness=_concat([g.hard_stiffness for g, _ in parts]),
         period=first.period,
@@ -95,7 +95,7 @@ class MergedXpbd(XpbdSolver):
                     np.concatenate([t.limits for t, _ in have]),
                 )
             )
-        return out
+        return share_work(out)
 
     def rows(self, i: int) -> slice:
         """The rows of member ``i``."""
