@@ -147,11 +147,18 @@ def coloured_groups(
         )
         part = GroupSource(
             None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
-            None if source.pair_scale is None else source.pair_scale[members],
+            None if source.pair_scale is None else _pick(source.pair_scale, members),
             (source.place[0], len(out)),
         )
         out.append((group, part))
     return out
+
+
+def _pick(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """``values[members]``, kept a memory-free view when ``values`` is one repeated number."""
+    if values.ndim == 1 and values.strides == (0,) and values.size:
+        return np.broadcast_to(values[0], (members.size,))
+    return values[members]
 
 
 def _every_other(entries: list[tuple[ConstraintGroup, GroupSource]], phase: int) -> None:
@@ -204,7 +211,9 @@ def build_groups(
     entries: list[tuple[ConstraintGroup, GroupSource]] = []
     for level in reversed(range(len(sets))):
         ends, limits = sets[level]
-        scale = pair_scale(model, ends)
+        scale = pair_scale(model, ends) if np.any(model.stiffness_scale != 1.0) else None
+        if scale is None:
+            scale = np.broadcast_to(np.float64(1.0), (ends.shape[0],))
         source = GroupSource(pair_scale=scale, place=(-level, 0))
         part = coloured_groups(Mode.LIMITER, ends, limits, source, inv_mass)
         if level >= LONG_LIMITER_LEVEL:
@@ -220,17 +229,35 @@ def apply_stiffness(
     model: ClothModel,
     settings: SimSettings,
 ) -> None:
-    """Set every group's spring constants from ``settings`` (N/m, scaled by the paint)."""
+    """Set every group's spring constants from ``settings`` (N/m, scaled by the paint).
+
+    Without paint (every scale 1) a group's constants are one number seen as an array
+    (``np.broadcast_to``): the same values, no memory per constraint."""
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
     scale = model.spring_stiffness_scale()
+    uniform = bool(np.all(model.stiffness_scale == 1.0))
     for group, source in zip(groups, sources, strict=True):
+        size = group.size
         if source.spring_ids is not None:
             ids = source.spring_ids
+            if uniform and size:
+                group.stiffness = _same(per_kind[model.kinds[ids[0]]], size)
+                if group.hard_stiffness is not None:
+                    group.hard_stiffness = _same(settings.stiffness, size)
+                continue
             group.stiffness = per_kind[model.kinds[ids]] * scale[ids]
             if group.hard_stiffness is not None:
                 group.hard_stiffness = settings.stiffness * scale[ids]
         elif source.pair_scale is not None:
-            group.stiffness = settings.stiffness * source.pair_scale
+            if uniform:
+                group.stiffness = _same(settings.stiffness, size)
+            else:
+                group.stiffness = settings.stiffness * source.pair_scale
+
+
+def _same(value: float, size: int) -> np.ndarray:
+    """``size`` copies of ``value`` (float64) that take no memory."""
+    return np.broadcast_to(np.float64(value) * np.float64(1.0), (size,))
 
 
 def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherSlot]:
