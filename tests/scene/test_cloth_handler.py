@@ -192,7 +192,7 @@ def test_an_unstable_setting_never_writes_nan_and_warns(cloth) -> None:
     props.stiffness = 1.0e9  # far beyond the explicit solver's stability limit
     shown = play(scene, range(1, 11))
     assert all(np.isfinite(p).all() for p in shown.values())
-    assert "unstable" in props.last_warning
+    assert "softened" in props.last_warning  # limited to what max_substeps keeps stable
     assert np.abs(shown[10]).max() < 10.0
 
 

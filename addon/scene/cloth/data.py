@@ -179,6 +179,8 @@ class ClothInputs:
     stiffness_scale: np.ndarray | None
     damping_scale: np.ndarray | None
     warnings: list[str] = field(default_factory=list)
+    face_sizes: np.ndarray | None = None  # (F,) corners per face, for the face wind
+    face_corners: np.ndarray | None = None  # (C,) vertex per corner
 
 
 def rest_positions(obj: Any) -> np.ndarray:
@@ -245,6 +247,7 @@ def read_cloth_inputs(
             kinds.append(int(SpringKind.BEND))
     springs, source = merge_with_kinds(*parts)
     kind_of_source = np.asarray(kinds, dtype=np.uint8)
+    face_sizes, face_corners = mesh_faces(mesh)
     return ClothInputs(
         rest=rest,
         masses=np.ones(n) if masses is None else masses,
@@ -252,4 +255,6 @@ def read_cloth_inputs(
         kinds=kind_of_source[source] if source.size else np.empty(0, dtype=np.uint8),
         stiffness_scale=group_weights(obj, STIFFNESS_GROUP, 1.0),
         damping_scale=group_weights(obj, DAMPING_GROUP, 1.0),
+        face_sizes=face_sizes,
+        face_corners=face_corners,
     )

@@ -47,6 +47,9 @@ def settings_from_props(props: Any, fps: float) -> SimSettings:
         damping=props.damping,
         gravity=np.array(props.gravity, dtype=np.float64),
         wind=np.array(props.wind, dtype=np.float64),
+        wind_model=getattr(props, "wind_model", "UNIFORM"),
+        time_scale=getattr(props, "time_scale", 1.0),
+        max_substeps=getattr(props, "max_substeps", 400),
         drag=props.drag,
         substeps=props.substeps,
         shape_stiffness=props.shape_stiffness,
@@ -96,6 +99,7 @@ class ClothRuntime:
     def __init__(self, obj: Any, scene: Any, cache: FrameCache | None = None) -> None:
         props = obj.xof_physics
         self.revision = int(props.settings_revision)
+        self.inputs_key = inputs_key(props)
         inputs = read_cloth_inputs(
             obj,
             springs_source=props.springs_source,
@@ -112,6 +116,8 @@ class ClothRuntime:
             inputs.kinds,
             inputs.stiffness_scale,
             inputs.damping_scale,
+            face_sizes=inputs.face_sizes,
+            face_corners=inputs.face_corners,
         )
         self.pinned = np.asarray(self.model.pinned, dtype=bool)
         self.pinned_ids = np.flatnonzero(self.pinned)
@@ -119,6 +125,7 @@ class ClothRuntime:
         self.settings = settings_from_props(props, scene_fps(scene))
         self.simulator = Simulator(self.model, self.settings)
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
+        self.warnings += self.simulator.solver.notes  # e.g. classic springs softened
         n = self.rest_local.shape[0]
         self.cache = cache if cache is not None and cache.vertex_count == n else FrameCache(n)
         self.sim_frame: int | None = None  # frame the solver's state belongs to
@@ -126,6 +133,15 @@ class ClothRuntime:
         self.render = False  # this frame is for a render (modifier visibility)
         self.mesh_at_rest = False  # ``position`` holds the rest shape (not a shown frame)
         self._free = ~self.pinned
+
+    def update_settings(self, obj: Any, scene: Any) -> None:
+        """New solver settings on the same mesh inputs: the model and, when only values
+        changed, the solver's build are kept (``Simulator.update_settings``)."""
+        props = obj.xof_physics
+        self.revision = int(props.settings_revision)
+        self.settings = settings_from_props(props, scene_fps(scene))
+        self.simulator.update_settings(self.settings)
+        self.warnings += self.simulator.solver.notes
 
     @property
     def vertex_count(self) -> int:
@@ -267,12 +283,31 @@ def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
     stale = rt is None or rt.revision != props.settings_revision
     if rt is not None and not stale and rt.vertex_count != len(obj.data.vertices):
         stale = True
+    same_mesh = rt is not None and rt.vertex_count == len(obj.data.vertices)
+    if stale and same_mesh and rt is not None and rt.inputs_key == inputs_key(props):
+        rt.update_settings(obj, scene)  # only solver settings changed
+        _report_notes(rt, props)
+        return rt
     if stale:
         cache = rt.cache if rt is not None else load_cache(obj)
         rt = ClothRuntime(obj, scene, cache)
         _RUNTIMES[_key(obj)] = rt
+        _report_notes(rt, props)
     assert rt is not None
     return rt
+
+
+def inputs_key(props: Any) -> tuple[object, ...]:
+    """The settings that change what is read off the mesh (springs, pins); the others only
+    reach the solver."""
+    return (props.springs_source, props.use_shear, props.use_bend, props.mass_group)
+
+
+def _report_notes(rt: ClothRuntime, props: Any) -> None:
+    """Show the solver's build notes (the classic solver's softened springs) in the panel."""
+    notes = rt.simulator.solver.notes
+    if notes:
+        props.last_warning = notes[-1]
 
 
 def peek_runtime(obj: Any) -> ClothRuntime | None:
@@ -356,7 +391,8 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
             rt.cache.clear()
         rt.reset(obj, depsgraph, start)
         props.cache_state = "VALID"
-        props.last_warning = ""
+        notes = rt.simulator.solver.notes  # build notes stay; frame warnings start afresh
+        props.last_warning = notes[-1] if notes else ""
         return StepReport("reset", f)
     f = min(f, end)
     entry = rt.cache.get(f)
