@@ -23,6 +23,7 @@ from .settings import SimSettings
 from .soft_body import pull_toward, substep_fraction, transformed
 from .solver_classic import ClassicSolver
 from .solver_xpbd import XpbdSolver
+from .xpbd_build import Report
 
 MAX_WARNINGS = 50
 
@@ -52,21 +53,30 @@ class FramePlan:
         return (self.pin_start + (self.pin_end - self.pin_start) * t).astype(dtype)
 
 
-def make_solver(model: ClothModel, settings: SimSettings) -> XpbdSolver | ClassicSolver:
-    """The solver ``settings.solver`` names, built for ``model``."""
+def make_solver(
+    model: ClothModel, settings: SimSettings, report: Report | None = None
+) -> XpbdSolver | ClassicSolver:
+    """The solver ``settings.solver`` names, built for ``model`` (``report``: told each
+    build stage of the XPBD solver as it starts)."""
     if settings.solver == "CLASSIC":
         return ClassicSolver(model, settings)
-    return XpbdSolver(model, settings)
+    return XpbdSolver(model, settings, report)
 
 
 class Simulator:
     """Steps a ``ClothModel`` with ``SimSettings``; see ``addon.sim`` for the contract."""
 
-    def __init__(self, model: ClothModel, settings: SimSettings | None = None) -> None:
+    def __init__(
+        self,
+        model: ClothModel,
+        settings: SimSettings | None = None,
+        report: Report | None = None,
+    ) -> None:
+        """``report`` (optional, e.g. a progress bar's step) is told each build stage."""
         self.model = model
         self.settings, notes = (settings or SimSettings()).validated()
         self.warnings: list[str] = list(model.warnings) + notes
-        self.solver: XpbdSolver | ClassicSolver = make_solver(model, self.settings)
+        self.solver: XpbdSolver | ClassicSolver = make_solver(model, self.settings, report)
         self.warnings += self.solver.notes
         self.dtype = self.solver.dtype
         self.guard = ExplosionGuard(model, self.settings.max_speed, self.settings.max_stretch)

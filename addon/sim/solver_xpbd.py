@@ -32,7 +32,13 @@ from .settings import SimSettings
 from .tethers import TetherSlot
 from .wind import face_wind_for
 from .work_state import pass_plans
-from .xpbd_build import apply_stiffness, build_groups, build_tether_slots, topology_key
+from .xpbd_build import (
+    Report,
+    apply_stiffness,
+    build_groups,
+    build_tether_slots,
+    topology_key,
+)
 
 
 def as_complex(points: np.ndarray) -> np.ndarray:
@@ -45,13 +51,21 @@ class XpbdSolver:
 
     dtype = np.float32
 
-    def __init__(self, model: ClothModel, settings: SimSettings) -> None:
+    def __init__(
+        self, model: ClothModel, settings: SimSettings, report: Report | None = None
+    ) -> None:
+        """``report`` (optional) is told each of ``xpbd_build.BUILD_STAGES`` as it starts."""
         self.model = model
         self.settings = settings
         inv_mass = model.inverse_masses
-        groups, self._sources = build_groups(model, settings, inv_mass)
+        groups, self._sources = build_groups(model, settings, inv_mass, report)
         apply_stiffness(groups, self._sources, model, settings)
-        self._setup(inv_mass, groups, build_tether_slots(model, settings))
+        if report is not None:
+            report("tethers")
+        tethers = build_tether_slots(model, settings)
+        if report is not None:
+            report("pass plans")
+        self._setup(inv_mass, groups, tethers)
         self.notes: list[str] = []
         self.face_wind = face_wind_for(model, settings, self.notes)
 

@@ -16,6 +16,7 @@ structural; even ones span 8, shear and structural.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,8 @@ LONG_LIMITER_LEVEL = 1  # limiter levels from here on (span 4, 8 ...) run every 
 # gets one more level per doubling, so the longest limiter spans as much of it.
 REFERENCE_SPRINGS_ACROSS = 100.0
 MAX_LIMITER_LEVELS = 8
+Report = Callable[[str], None]  # told the name of each build stage as it starts
+BUILD_STAGES = 5  # how many times a build reports (for a progress bar's total)
 STAGE_LIMITED_BEND = 1  # pass stages after the limiters (whose stage is minus their level)
 STAGE_SPRINGS = 10  # bend, shear, structural springs: this, plus 1, plus 2
 
@@ -204,10 +207,15 @@ def _spring_groups(
 
 
 def build_groups(
-    model: ClothModel, settings: SimSettings, inv_mass: np.ndarray
+    model: ClothModel, settings: SimSettings, inv_mass: np.ndarray, report: Report | None = None
 ) -> tuple[list[ConstraintGroup], list[GroupSource]]:
-    """Every colour group of one pass, in pass order, and where its stiffness comes from."""
+    """Every colour group of one pass, in pass order, and where its stiffness comes from.
+
+    ``report`` hears three of the ``BUILD_STAGES`` (the solver reports the rest)."""
+    tell = report or _quiet
+    tell("stretch limiters")
     sets, bend_limit = limiter_sets(model, settings, inv_mass)
+    tell("colouring the limiters")
     entries: list[tuple[ConstraintGroup, GroupSource]] = []
     for level in reversed(range(len(sets))):
         ends, limits = sets[level]
@@ -219,8 +227,13 @@ def build_groups(
         if level >= LONG_LIMITER_LEVEL:
             _every_other(part, phase=level % 2)  # shear has phase 0
         entries += part
+    tell("colouring the springs")
     entries += _spring_groups(model, settings, inv_mass, bend_limit)
     return [g for g, _ in entries], [s for _, s in entries]
+
+
+def _quiet(stage: str) -> None:
+    del stage
 
 
 def apply_stiffness(

@@ -86,3 +86,25 @@ def test_classic_limits_are_reported_in_the_panel(cloth) -> None:
     rt = cloth_runtime.peek_runtime(cloth)
     assert rt.simulator.solver.substeps_for(1.0 / scene.render.fps) == 20
     assert "softened" in props.last_warning
+
+
+def test_a_big_build_shows_progress_headless(cloth, monkeypatch, capsys) -> None:
+    from xof.addon.scene.imp import progress
+
+    monkeypatch.setattr(cloth_runtime, "PROGRESS_FROM_VERTICES", 10)
+    monkeypatch.setattr(progress, "CONSOLE_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(progress.time, "perf_counter", _ticking_clock())
+    bpy.context.scene.frame_set(1)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "building cloth" in ln]
+    assert lines[0].endswith("1/6 reading the mesh") and lines[-1].endswith("6/6 pass plans")
+
+
+def _ticking_clock():
+    """A clock that moves 2 s a call, so every progress step prints its line."""
+    state = {"now": 0.0}
+
+    def now() -> float:
+        state["now"] += 2.0
+        return state["now"]
+
+    return now

@@ -26,12 +26,14 @@ from ...sim.affine import affine_inverse, transform_points
 from ...sim.model import ClothModel
 from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
+from ...sim.xpbd_build import BUILD_STAGES
 from . import override as cloth_override
 from .cache import CachedFrame, FrameCache
 from .colliders import colliders_from_collection
 from .data import read_cloth_inputs, rest_positions
 
 CACHE_PROPERTY = "xof_cloth_cache"  # ID property on the object: FrameCache.to_bytes()
+PROGRESS_FROM_VERTICES = 50_000  # cloths this big show progress while they are built
 MAX_CATCH_UP = 10  # frames simulated in one go when playback skips frames
 
 
@@ -100,6 +102,9 @@ class ClothRuntime:
         props = obj.xof_physics
         self.revision = int(props.settings_revision)
         self.inputs_key = inputs_key(props)
+        progress = build_progress(obj)
+        if progress is not None:
+            progress.step("reading the mesh")
         inputs = read_cloth_inputs(
             obj,
             springs_source=props.springs_source,
@@ -123,7 +128,12 @@ class ClothRuntime:
         self.pinned_ids = np.flatnonzero(self.pinned)
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
-        self.simulator = Simulator(self.model, self.settings)
+        try:
+            report = progress.step if progress is not None else None
+            self.simulator = Simulator(self.model, self.settings, report)
+        finally:
+            if progress is not None:
+                progress.end()
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
         self.warnings += self.simulator.solver.notes  # e.g. classic springs softened
         n = self.rest_local.shape[0]
@@ -295,6 +305,15 @@ def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
         _report_notes(rt, props)
     assert rt is not None
     return rt
+
+
+def build_progress(obj: Any) -> Any:
+    """A progress bar (a console line headless) for building a big cloth, else None."""
+    if len(obj.data.vertices) < PROGRESS_FROM_VERTICES:
+        return None
+    from ..imp.progress import Progress  # the bpy side only: imported when needed
+
+    return Progress(1 + BUILD_STAGES, title=f"xof: building cloth {obj.name}")
 
 
 def inputs_key(props: Any) -> tuple[object, ...]:
