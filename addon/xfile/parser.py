@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .document import XObject, XReference
-from .errors import XFileError
+from .errors import XFileError, printable
 from .templates import FLOAT, INT, STR, Layout, MemberPlan, TemplateTable, parse_template
 from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
 from .values import ValueStream
@@ -36,7 +36,7 @@ class Parser:
         self._new_templates = 0
 
     def warn(self, message: str, offset: int) -> None:
-        self.warnings.append(f"{self.tokens.where(offset)}: {message}")
+        self.warnings.append(f"{self.tokens.where(offset)}: {printable(message)}")
 
     # -- top level -------------------------------------------------------------------------
     def parse(self) -> list[XObject | XReference]:
