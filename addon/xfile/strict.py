@@ -10,7 +10,8 @@ The rules (as Wine's d3dxof tests record D3D's behaviour):
   after one is refused;
 - a template's member types are primitives or templates known by their exact name
   (standard, declared earlier, or D3D's alias ``indexColor``: ``IndexColor`` is unknown);
-- a data object's template is known by its exact name, and holds no values beyond it.
+- a data object's template is known (in any case: ``TextureFileName`` objects load), and the
+  object holds no values beyond it.
 
 :func:`check` reads like ``read()`` (same document, same errors) while a watcher on the
 tokenizer records these departures; ``read()`` itself never pays for them.
@@ -196,20 +197,6 @@ def _declaration_departures(doc: XDocument) -> list[Departure]:
     return found
 
 
-def _object_departures(doc: XDocument) -> list[Departure]:
-    """Objects whose template is known only in another case (D3D's lookup is exact)."""
-    known = set(standard_templates()) | set(doc.declared)
-    found = []
-    folded = {fold(k): k for k in known}
-    for obj in doc.walk():  # unknown ones altogether: the parser's warning says so
-        near = folded.get(fold(obj.template)) if obj.template not in known else None
-        if near is not None and obj.where:
-            head = f"{obj.template} {obj.name or ''}".rstrip()
-            message = printable(f"{head}: the template is {near!r} (D3D's names are exact)")
-            found.append(Departure(_key_of(obj.where), obj.where, message))
-    return found
-
-
 def check(source: object, encoding: str = "auto", limit: int = 1000) -> CheckResult:
     """Read ``source`` as ``read()`` does (an unreadable file raises the same XFileError)
     and list up to ``limit`` departures from D3D's grammar, in file order."""
@@ -235,6 +222,6 @@ def check(source: object, encoding: str = "auto", limit: int = 1000) -> CheckRes
     if doc.version not in VERSIONS:
         where = "byte 4" if doc.format in ("bin", "bzip") else "1:5"
         found.append(Departure((0, 4), where, f"version {doc.version}: D3D reads 0302 and 0303"))
-    found += _declaration_departures(doc) + _object_departures(doc)
+    found += _declaration_departures(doc)
     found.sort(key=lambda d: d.key)
     return CheckResult(doc, found[:limit])

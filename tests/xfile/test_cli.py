@@ -74,7 +74,8 @@ def test_control_characters_from_the_file_are_escaped(tmp_path: Path) -> None:
     result = run("info", str(path))
     assert result.returncode == 1
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
-    assert result.stderr == f"error: {path}:2:10: expected '{{' after Frame a\\x07\\x1b, found '['\n"
+    escaped = "Frame a\\x07\\x1b"
+    assert result.stderr == f"error: {path}:2:10: expected '{{' after {escaped}, found '['\n"
     path.write_bytes(b"xof 0303txt 0032\nMesh m\x1bx { 0;; 0;; }\n")
     ok = run("info", str(path))
     assert ok.returncode == 0 and "\x1b" not in ok.stdout
