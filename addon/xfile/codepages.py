@@ -43,10 +43,10 @@ def looks_japanese(text: str) -> bool:
     return _JAPANESE.search(text) is not None and _FOREIGN.search(text) is None
 
 
-def guess_legacy(raw: bytes) -> str:
+def guess_legacy(raw: bytes | memoryview) -> str:
     """Shift-JIS when ``raw`` decodes as Shift-JIS and reads as Japanese, else CP1252."""
     try:
-        text = raw.decode("cp932")
+        text = str(raw, "cp932")
     except UnicodeDecodeError:
         return CP1252
     return SHIFT_JIS if looks_japanese(text) else CP1252
@@ -58,12 +58,11 @@ def guess_text(data: bytes, start: int) -> str:
     the body. ASCII files are settled by one ``isascii``."""
     if data.isascii():
         return UTF8
-    runs = [m.group() for m in _NON_ASCII.finditer(data, start)]
     try:
-        for run in runs:
-            run.decode("utf-8")
+        for m in _NON_ASCII.finditer(data, start):
+            m.group().decode("utf-8")
     except UnicodeDecodeError:
-        return guess_legacy(bytes(data[start:]))
+        return guess_legacy(memoryview(data)[start:])
     return UTF8
 
 

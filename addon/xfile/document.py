@@ -82,8 +82,8 @@ class XObject:
     guid: UUID | None = None
     members: dict[str, Any] = field(default_factory=dict)
     children: list[XObject | XReference] = field(default_factory=list)
-    # where it was written, as ``TokenSource.place`` keeps it: a packed int (~32 bytes) where
-    # "line:column" took ~55 (files of thousands of small objects)
+    # where it was written, as ``TokenSource.place`` keeps it: a packed int, smaller than its
+    # "line:column" text (files hold thousands of small objects)
     place: int | str = ""
 
     @property

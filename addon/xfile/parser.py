@@ -19,9 +19,8 @@ from .values import ValueStream
 
 MAX_DEPTH = 256
 # Distinct template names a file may declare. Real files declare the few dozen they use; a
-# declaration costs ~265 bytes of Python objects and can be written in 17 (``template a{}``),
-# so without a bound a file of them would take ~13x its size (the fuzz limit is 10x + 256 KiB;
-# at this bound the worst case is 0.74x of it).
+# declaration costs far more memory than its shortest spelling (``template a{}``), so the
+# bound keeps a file of nothing else within the reader's memory limit.
 MAX_TEMPLATES = 2048
 
 

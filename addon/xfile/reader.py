@@ -21,20 +21,29 @@ from .text_tokens import TextTokens
 from .tokens import TokenSource
 
 
+def path_of(source: object) -> str | None:
+    """The file name of a path source (a bytes path too: undecodable bytes as surrogates),
+    None for the file's bytes given directly."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return None
+    if isinstance(source, (str, os.PathLike)):
+        return os.fsdecode(source)
+    raise TypeError(f"read() wants a path or bytes, not {type(source).__name__}")
+
+
 def load(source: object) -> tuple[bytes, str | None]:
     """The file's bytes and its name (None for bytes given directly)."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), None
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fsdecode(source)  # a bytes path too; undecodable bytes as surrogates
-        return read_file(path), path
-    raise TypeError(f"read() wants a path or bytes, not {type(source).__name__}")
+    path = path_of(source)
+    if path is None:
+        return bytes(source), None  # type: ignore[call-overload]
+    return read_file(path), path
 
 
 def read_document(source: object, encoding: str = "auto") -> XDocument:
     decoder = NameDecoder(encoding)  # a bad encoding is the caller's ValueError, not the file's
-    raw, path = load(source)
+    path = path_of(source)
     try:
+        raw, path = load(source)
         with small_pages():
             return parse_into_document(raw, path, decoder)
     except MemoryError:

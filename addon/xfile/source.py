@@ -62,4 +62,4 @@ def read_file(path: str) -> bytes:
 
 def read_exactly(handle: object, size: int) -> bytes:
     """Up to ``size`` bytes from a buffered binary file (fewer only at its end)."""
-    return handle.read(size)  # type: ignore[attr-defined, no-any-return]
+    return handle.read(size)  # type: ignore[attr-defined]
