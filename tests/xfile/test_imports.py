@@ -79,7 +79,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt) :] + [nxt]
+                return [*path[path.index(nxt) :], nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         path.pop()

@@ -256,3 +256,18 @@ def test_corpus_written_back_passes_strict(corpus, fmt: str) -> None:  # type: i
             continue
         result = check(write(doc, fmt, 32))
         assert result.departures == [], (path.name, result.departures[:3])
+
+
+@pytest.mark.parametrize(("member_type", "accepted"), [("indexColor", True), ("IndexColor", False)])
+def test_member_types_are_case_sensitive_in_binary_declarations(
+    member_type: str, accepted: bool
+) -> None:
+    b = Bin().template_kw().name("MeshVertexColors").p("{")
+    b.guid("1630B821-7842-11cf-8F52-0040333594A3").type("DWORD").name("nVertexColors").p(";")
+    b.type("array").name(member_type).name("vertexColors").p("[").name("nVertexColors")
+    b.p("]").p(";").p("}")
+    first = check(b.file("0302")).first
+    assert (first is None) == accepted, first
+    if not accepted:
+        assert first is not None and first.where == "byte 16"
+        assert "member type 'IndexColor' is not a known template" in first.message
