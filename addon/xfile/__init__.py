@@ -8,17 +8,27 @@
 
 ``encoding`` is the encoding of names and strings inside the file: ``"auto"`` (default;
 UTF-8 when valid, else Shift-JIS when the bytes decode so and read as Japanese, else CP1252),
-``"utf-8"``, ``"shift_jis"`` or ``"cp1252"`` (``codepages.ENCODINGS``; an importer option
-offers these and reports ``doc.names_encoding``). Anything else is a ``ValueError``.
+``"utf-8"``, ``"shift_jis"`` or ``"cp1252"`` (``ENCODINGS``; ``ENCODING_CHOICES`` holds them
+as an import option's (identifier, label, description) items; report ``doc.names_encoding``).
+Anything else is a ``ValueError``.
 """
 
 from __future__ import annotations
 
-from .codepages import ENCODINGS
+from .codepages import ENCODING_CHOICES, ENCODINGS
 from .document import Ragged, XDocument, XObject, XReference
 from .errors import XFileError
 
-__all__ = ["ENCODINGS", "Ragged", "XDocument", "XFileError", "XObject", "XReference", "read"]
+__all__ = [
+    "ENCODINGS",
+    "ENCODING_CHOICES",
+    "Ragged",
+    "XDocument",
+    "XFileError",
+    "XObject",
+    "XReference",
+    "read",
+]
 
 
 def read(

@@ -19,6 +19,13 @@ import re
 
 AUTO, UTF8, SHIFT_JIS, CP1252 = "auto", "utf-8", "shift_jis", "cp1252"
 ENCODINGS = (AUTO, UTF8, SHIFT_JIS, CP1252)
+# (identifier, label, description) of each, in the shape of a Blender EnumProperty's items
+ENCODING_CHOICES = (
+    (AUTO, "Auto", "UTF-8 when valid, else Shift-JIS when the names read as Japanese, else CP1252"),
+    (UTF8, "UTF-8", "Names are UTF-8"),
+    (SHIFT_JIS, "Shift-JIS", "Names are Japanese Shift-JIS (Windows code page 932)"),
+    (CP1252, "Windows-1252", "Names are Western European Windows-1252"),
+)
 _CODECS = {UTF8: "utf-8", SHIFT_JIS: "cp932", CP1252: "cp1252"}
 _ALIASES = {"utf8": UTF8, "sjis": SHIFT_JIS, "shift-jis": SHIFT_JIS, "cp932": SHIFT_JIS,
             "windows-1252": CP1252}  # fmt: skip

@@ -33,8 +33,9 @@ def read_file(path: str) -> bytes:
     """The whole file; raises XFileError (naming ``path``) for anything but a regular file
     that stays the same while it is read."""
     try:
-        # O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
+        # O_NONBLOCK (POSIX): opening a FIFO with no writer would otherwise wait forever
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        fd = os.open(path, flags)
     except OSError as exc:
         raise XFileError(f"cannot open: {exc.strerror or exc}", path) from None
     try:

@@ -111,3 +111,10 @@ def test_cli_encoding_option(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2 and "invalid choice: 'latin9'" in bad.stderr
+
+
+def test_choices_for_an_import_option() -> None:
+    from addon.xfile import ENCODING_CHOICES
+
+    assert [c[0] for c in ENCODING_CHOICES] == list(ENCODINGS)
+    assert all(len(c) == 3 and all(isinstance(x, str) and x for x in c) for c in ENCODING_CHOICES)
