@@ -6,7 +6,7 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..addon.scene.animation_only import import_animation_file
+from ..addon.scene.anim.animation_only import import_animation_file
 from ..addon.scene.importer import ImportOptions
 from ..addon.xfile import XFileError
 

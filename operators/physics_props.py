@@ -18,8 +18,8 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..addon.scene import cloth_runtime
-from ..addon.scene.cloth_data import MASS_GROUP
+from ..addon.scene.cloth import runtime as cloth_runtime
+from ..addon.scene.cloth.data import MASS_GROUP
 from ..addon.sim.settings import SimSettings
 
 

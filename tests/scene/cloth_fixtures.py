@@ -40,7 +40,7 @@ def grid_object(bpy: Any, name: str, nx: int, ny: int, size: float = 2.0) -> Any
 
 def pin_top_corners(bpy: Any, obj: Any, nx: int) -> np.ndarray:
     """Mass group ``cloth_mass``: 1 everywhere, 0 (pinned) at the two top corners."""
-    from xof.addon.scene.cloth_data import MASS_GROUP, set_group_weights
+    from xof.addon.scene.cloth.data import MASS_GROUP, set_group_weights
 
     masses = np.ones(len(obj.data.vertices))
     masses[[0, nx - 1]] = 0.0
@@ -79,6 +79,6 @@ def unregister_physics() -> None:
 
 def mesh_edges_of(obj: Any) -> np.ndarray:
     """Edge vertex pairs ``(E, 2)`` of the object's mesh."""
-    from xof.addon.scene.cloth_data import mesh_edges
+    from xof.addon.scene.cloth.data import mesh_edges
 
     return mesh_edges(obj.data)

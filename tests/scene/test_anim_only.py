@@ -7,7 +7,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
-from xof.addon.scene.animation_only import import_animation_file  # noqa: E402
+from xof.addon.scene.anim.animation_only import import_animation_file  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 from xof.addon.xfile.views import scene_data  # noqa: E402
 from xof.operators import import_x_animation  # noqa: E402

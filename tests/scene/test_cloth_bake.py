@@ -9,7 +9,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene import cloth_bake, cloth_runtime  # noqa: E402
+from xof.addon.scene.cloth import bake as cloth_bake  # noqa: E402
+from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
 
 from .cloth_fixtures import (  # noqa: E402
     evaluated_positions,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.scene.cloth_cache import FrameCache
+from addon.scene.cloth.cache import FrameCache
 from addon.sim.affine import transform_points
 
 

@@ -7,7 +7,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene.cloth_data import (  # noqa: E402
+from xof.addon.scene.cloth.data import (  # noqa: E402
     DAMPING_GROUP,
     MASS_GROUP,
     SPRING_ATTRIBUTE,

@@ -8,7 +8,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene import cloth_bake, cloth_override, cloth_runtime  # noqa: E402
+from xof.addon.scene.cloth import bake as cloth_bake  # noqa: E402
+from xof.addon.scene.cloth import override as cloth_override  # noqa: E402
+from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
 
 from .cloth_fixtures import (  # noqa: E402
     grid_arrays,

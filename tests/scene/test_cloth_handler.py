@@ -7,8 +7,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene import cloth_runtime  # noqa: E402
-from xof.addon.scene.cloth_data import REST_ATTRIBUTE  # noqa: E402
+from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
+from xof.addon.scene.cloth.data import REST_ATTRIBUTE  # noqa: E402
 
 from .cloth_fixtures import (  # noqa: E402
     grid_arrays,

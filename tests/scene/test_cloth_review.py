@@ -13,7 +13,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene import cloth_override, cloth_runtime  # noqa: E402
+from xof.addon.scene.cloth import override as cloth_override  # noqa: E402
+from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
 
 from .cloth_fixtures import (  # noqa: E402
     grid_arrays,

@@ -9,8 +9,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene.cloth_colliders import collider_for  # noqa: E402
-from xof.addon.scene.cloth_data import MASS_GROUP, group_weights  # noqa: E402
+from xof.addon.scene.cloth.colliders import collider_for  # noqa: E402
+from xof.addon.scene.cloth.data import MASS_GROUP, group_weights  # noqa: E402
 from xof.addon.sim.colliders import Plane, Sphere  # noqa: E402
 
 from .cloth_fixtures import (  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.scene.convert import Conversion, mirror_for_axes, reversed_winding_order
+from addon.scene.imp.convert import Conversion, mirror_for_axes, reversed_winding_order
 
 from .scene_fixtures import P3, trs
 

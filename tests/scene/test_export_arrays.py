@@ -8,9 +8,9 @@ import itertools
 
 import numpy as np
 import pytest
-from xof.addon.scene.convert import Conversion, mirror_for_axes
 from xof.addon.scene.export.mesh_arrays import MeshArrays, _per_vertex, vertex_map
 from xof.addon.scene.export.space import FileSpace
+from xof.addon.scene.imp.convert import Conversion, mirror_for_axes
 from xof.addon.xfile.writer import objects as xo
 from xof.addon.xfile.writer import write
 

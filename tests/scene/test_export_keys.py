@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from addon.scene.anim.key_sampling import KeyParts, refine_times, sample_local
 from addon.scene.export.key_reduction import file_keys, is_constant
-from addon.scene.key_sampling import KeyParts, refine_times, sample_local
-from addon.scene.rig_math import row_decompose
+from addon.scene.rig.rig_math import row_decompose
 
 
 def _quat_y(degrees: float) -> np.ndarray:

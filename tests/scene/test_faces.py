@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.scene.faces import plan_faces
+from addon.scene.imp.faces import plan_faces
 
 
 def reference_loops(faces: list[list[int]], n_verts: int) -> tuple[list[int], list[list[int]]]:

@@ -11,9 +11,10 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 import addon_utils  # noqa: E402
-from xof.addon.scene import rollback  # noqa: E402
+from xof.addon.scene import importer  # noqa: E402
+from xof.addon.scene.imp import rollback  # noqa: E402
+from xof.addon.scene.imp.context import BuildStep  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
-from xof.addon.scene.steps import BuildStep, register_step, unregister_step  # noqa: E402
 
 from .scene_fixtures import (  # noqa: E402
     CUBE_FACES,
@@ -177,7 +178,7 @@ def test_broken_files_leave_bpy_data_unchanged(tmp_path: Path):
             assert rollback.counts() == before, path.name
 
 
-def test_failure_while_building_leaves_bpy_data_unchanged(tmp_path: Path):
+def test_failure_while_building_leaves_bpy_data_unchanged(tmp_path: Path, monkeypatch):
     mat = material_text("M", (1, 0, 0, 1), 5, (1, 1, 1), (0, 0, 0), texture="x.png")
     text = frame_text("F", np.eye(4), [mesh_text("T", CUBE_VERTS, CUBE_FACES, materials=[mat])])
     path = write_x(tmp_path / "fine.x", [text])
@@ -187,10 +188,8 @@ def test_failure_while_building_leaves_bpy_data_unchanged(tmp_path: Path):
         raise ValueError("a build step broke")
 
     before = rollback.counts()
-    register_step(BuildStep("test-explode", 1e9, explode))
-    try:
-        with pytest.raises(RuntimeError, match="a build step broke"):
-            bpy.ops.import_scene.x(filepath=str(path))
-    finally:
-        unregister_step("test-explode")
+    exploding = (*importer.STEPS, BuildStep("test-explode", 1e9, explode))
+    monkeypatch.setattr(importer, "STEPS", exploding)
+    with pytest.raises(RuntimeError, match="a build step broke"):
+        bpy.ops.import_scene.x(filepath=str(path))
     assert rollback.counts() == before

@@ -12,9 +12,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from xof.addon.scene.imp.materials import phong_power_to_roughness  # noqa: E402
+from xof.addon.scene.imp.textures import find_texture  # noqa: E402
 from xof.addon.scene.importer import build_scene  # noqa: E402
-from xof.addon.scene.materials import phong_power_to_roughness  # noqa: E402
-from xof.addon.scene.textures import find_texture  # noqa: E402
 from xof.addon.xfile.views.model import MaterialData, MeshData, SceneData  # noqa: E402
 
 from .scene_fixtures import reset_blender  # noqa: E402
@@ -114,7 +114,7 @@ def test_texture_loaded_once_and_missing_is_a_warning(tmp_path: Path):
     loaded = bpy.data.images["skin.png"]
     assert loaded.size[:] == (1, 1) and Path(loaded.filepath) == tmp_path / "tex" / "skin.png"
     missing = bpy.data.images["gone.tga"]
-    assert missing.filepath == "gone.tga"
+    assert missing.filepath == "//gone.tga"
     assert [w for w in ctx.result.warnings if "gone.tga" in w and "not found" in w]
     for name, image in (("A", loaded), ("B", loaded), ("C", missing)):
         node = next(n for n in bpy.data.materials[name].node_tree.nodes if n.type == "TEX_IMAGE")

@@ -7,7 +7,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene.morphs import MorphOptions, build_morphs  # noqa: E402
+from xof.addon.scene.morph.build import MorphOptions, build_morphs  # noqa: E402
 
 from .morph_fixtures import MorphFixture, dance, four_keys, mismatched, shared_sets  # noqa: E402
 
@@ -126,7 +126,7 @@ def test_sets_sharing_meshes_share_keys_and_the_others_sit_on_nla(scene):
 
 
 def test_targets_built_by_an_importer_are_consumed_or_kept(scene):
-    from xof.addon.scene.morphs import plain_mesh_object
+    from xof.addon.scene.morph.build import plain_mesh_object
 
     fixture = shared_sets()
     data = fixture.scene_data()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.scene.morph_plan import (
+from addon.scene.morph.plan import (
     STEP_EPSILON_FRAMES,
     meshes_by_name,
     plan_morphs,

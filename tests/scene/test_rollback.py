@@ -7,9 +7,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene import rollback  # noqa: E402
-from xof.addon.scene.importer import build_scene  # noqa: E402
-from xof.addon.scene.steps import BuildStep, discover_steps  # noqa: E402
+from xof.addon.scene.imp import rollback  # noqa: E402
+from xof.addon.scene.imp.context import BuildStep  # noqa: E402
+from xof.addon.scene.importer import STEPS, build_scene  # noqa: E402
 from xof.addon.xfile.views.model import FrameData, MaterialData, MeshData, SceneData  # noqa: E402
 
 from .scene_fixtures import reset_blender  # noqa: E402
@@ -40,7 +40,7 @@ def test_failing_step_removes_everything_created():
         bpy.data.collections.new("made by a step")
         raise Boom("step failed")
 
-    steps = [*discover_steps(), BuildStep("boom", 1e9, explode)]
+    steps = [*STEPS, BuildStep("boom", 1e9, explode)]
     with pytest.raises(Boom), rollback.transaction():
         build_scene(rich_scene(), steps=steps)
     assert rollback.counts() == before

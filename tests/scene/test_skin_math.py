@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from addon.scene import key_sampling as ks
-from addon.scene import rig_math as rm
-from addon.scene import skin_weights as ssw
-from addon.scene.convert import Conversion
-from addon.scene.skeleton import plan_skeleton
-from addon.scene.skin_weights import plan_skin
+from addon.scene.anim import key_sampling as ks
+from addon.scene.imp.convert import Conversion
+from addon.scene.rig import rig_math as rm
+from addon.scene.rig import skin_weights as ssw
+from addon.scene.rig.skeleton import plan_skeleton
+from addon.scene.rig.skin_weights import plan_skin
 from addon.xfile.views.model import (
     AnimationData,
     AnimationSetData,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.scene import bezier_keys, position_spline
+from addon.scene.anim import bezier_keys, position_spline
 
 TIMES = np.array([0.0, 1.0, 3.0])
 VALUES = np.array([[0.0], [1.0], [5.0]])

@@ -7,8 +7,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from xof.addon.scene.skin_weights import GroupWeights, SkinPlan  # noqa: E402
-from xof.addon.scene.skinning import write_vertex_groups  # noqa: E402
+from xof.addon.scene.rig.skin_weights import GroupWeights, SkinPlan  # noqa: E402
+from xof.addon.scene.rig.skinning import write_vertex_groups  # noqa: E402
 
 pytestmark = pytest.mark.blender
 

@@ -19,8 +19,8 @@ from mathutils import Euler
 
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
-from ..armature import read_matrix
-from ..rig_math import compose, row_decompose
+from ..rig.armature import read_matrix
+from ..rig.rig_math import compose, row_decompose
 from .key_reduction import file_keys, is_constant
 from .part_keys import part_keys
 from .rig_export import bind_of

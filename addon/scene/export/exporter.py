@@ -17,8 +17,8 @@ import numpy as np
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ...xfile.writer import write_file
-from ..armature import read_matrix
-from ..progress import Progress
+from ..imp.progress import Progress
+from ..rig.armature import read_matrix
 from .animation_export import action_slots, armature_animations, fcurves_of, object_animation
 from .cloth_export import cloth_objects, springs_marked
 from .materials_export import MaterialTable

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...xfile.document import Ragged, XObject, XReference
 from ...xfile.writer import objects as xo
-from ..convert import reversed_winding_order
+from ..imp.convert import reversed_winding_order
 from .mesh_arrays import MeshArrays, VertexMap, by_file_vertex, per_file_vertex, vertex_map
 from .space import FileSpace
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..convert import Conversion
+from ..imp.convert import Conversion
 
 
 @dataclass

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .cloth_data import apply_cloth_data
-from .steps import BuildStep
+from ..imp.context import BuildStep
+from .data import apply_cloth_data
 
 if TYPE_CHECKING:
-    from .importer import BuildContext
+    from ..imp.context import BuildContext
 
 
 def import_cloth(ctx: BuildContext) -> None:
@@ -33,4 +33,4 @@ def import_cloth(ctx: BuildContext) -> None:
             props.enabled = True
 
 
-BUILD_STEP = BuildStep("cloth", 500, import_cloth)
+CLOTH_STEP = BuildStep("cloth", 500, import_cloth)

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 import bpy
 import numpy as np
 
-from ..xfile.document import Ragged, XObject, XReference
+from ...xfile.document import Ragged, XObject, XReference
 
 if TYPE_CHECKING:
-    from .importer import BuildContext
+    from .context import BuildContext
 
-from .steps import BuildStep
+from .context import BuildStep
 
 #: Mesh children the importer (or another build step) turns into Blender data
 INTERPRETED_MESH_CHILDREN = frozenset(
@@ -118,4 +118,4 @@ def keep_extras(ctx: BuildContext) -> None:
         ctx.result.extras.append(f"{name} x{count} ({where})")
 
 
-BUILD_STEP = BuildStep("extras", 900.0, keep_extras)
+EXTRAS_STEP = BuildStep("extras", 900.0, keep_extras)

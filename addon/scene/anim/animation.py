@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..xfile.views.model import AnimationData, SceneData
+from ...xfile.views.model import AnimationData, SceneData
+from ..rig.armature import basis_sides, read_matrix
+from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
-from .armature import basis_sides, read_matrix
 from .key_sampling import (
     DEFAULT_MAX_STEP,
     Channels,
@@ -26,7 +27,6 @@ from .key_sampling import (
     sample_parts,
     split_keys,
 )
-from .skeleton import SpaceConversion
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
 

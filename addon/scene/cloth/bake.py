@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from . import cloth_override, cloth_runtime
+from . import override as cloth_override
+from . import runtime as cloth_runtime
 
 PC2_HEADER = struct.Struct("<12siiffi")
 PC2_MAGIC = b"POINTCACHE2\0"

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sim.colliders import Plane, Sphere
+from ...sim.colliders import Plane, Sphere
 
 FLAT_RATIO = 1e-3  # a dimension below this fraction of the largest one counts as flat
 

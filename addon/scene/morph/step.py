@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import bpy
 
-from .morphs import MorphOptions, build_morphs
-from .steps import BuildStep
+from ..imp.context import BuildStep
+from .build import MorphOptions, build_morphs
 
 if TYPE_CHECKING:
-    from .importer import BuildContext
+    from ..imp.context import BuildContext
 
 
 def run(ctx: BuildContext) -> None:
@@ -55,4 +55,4 @@ def _forget(ctx: BuildContext, obj: bpy.types.Object) -> None:
         del ctx.frame_objects[frame]
 
 
-BUILD_STEP = BuildStep("morphs", 400, run)
+MORPH_STEP = BuildStep("morphs", 400, run)

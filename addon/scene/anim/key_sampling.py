@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..xfile.views.model import AnimationData
+from ...xfile.views.model import AnimationData
+from ..rig.rig_math import decompose, make_continuous, quat_angle, row_compose, row_decompose, slerp
 from . import position_spline
-from .rig_math import decompose, make_continuous, quat_angle, row_compose, row_decompose, slerp
 
 # Angle between samples below which nlerp stays within ~1e-5 rad of slerp.
 DEFAULT_MAX_STEP = np.radians(4.0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..xfile.views.model import FrameData, MeshData
+from ...xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
 from .skin_weights import SkinPlan, plan_skin, weight_batches

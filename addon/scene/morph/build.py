@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..xfile.views.model import MeshData, SceneData
-from . import morph_actions
-from .morph_plan import MorphGroup, meshes_by_name, plan_morphs, set_curves
+from ...xfile.views.model import MeshData, SceneData
+from . import actions as morph_actions
+from .plan import MorphGroup, meshes_by_name, plan_morphs, set_curves
 from .shape_keys import add_shape_key, ensure_basis, file_to_blender_positions
 
 

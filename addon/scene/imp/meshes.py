@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..xfile.views.model import MaterialData, MeshData
+from ...xfile.views.model import MaterialData, MeshData
 from .convert import Conversion
 from .faces import FacePlan, plan_faces
 

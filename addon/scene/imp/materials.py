@@ -20,7 +20,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..xfile.views.model import MaterialData
+from ...xfile.views.model import MaterialData
 from .textures import TextureLoader
 
 

@@ -10,7 +10,7 @@ import math
 
 import bpy
 
-from .morph_plan import SetCurves
+from .plan import SetCurves
 
 MAX_STRIP_REPEAT = 1000  # Blender's limit for NlaStrip.repeat
 

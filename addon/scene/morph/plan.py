@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..xfile.views.model import MeshData, MorphSetData, SceneData
+from ...xfile.views.model import MeshData, MorphSetData, SceneData
 
 # Frames between two keys written at the same millisecond: the file's blend steps there.
 STEP_EPSILON_FRAMES = 1e-3

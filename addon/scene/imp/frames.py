@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..xfile.views.model import FrameData, MeshData, SceneData
+from ...xfile.views.model import FrameData, MeshData, SceneData
 from .convert import Conversion
 
 #: relative tolerance for "the matrix survived loc/rot/scale decomposition"

@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from ..sim.affine import affine_inverse, transform_points
-from ..sim.model import ClothModel
-from ..sim.settings import SimSettings
-from ..sim.simulator import Simulator
-from . import cloth_override
-from .cloth_cache import CachedFrame, FrameCache
-from .cloth_colliders import colliders_from_collection
-from .cloth_data import read_cloth_inputs, rest_positions
+from ...sim.affine import affine_inverse, transform_points
+from ...sim.model import ClothModel
+from ...sim.settings import SimSettings
+from ...sim.simulator import Simulator
+from . import override as cloth_override
+from .cache import CachedFrame, FrameCache
+from .colliders import colliders_from_collection
+from .data import read_cloth_inputs, rest_positions
 
 CACHE_PROPERTY = "xof_cloth_cache"  # ID property on the object: FrameCache.to_bytes()
 MAX_CATCH_UP = 10  # frames simulated in one go when playback skips frames

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..xfile.views.model import FrameData, MeshData, SceneData
+from ...xfile.views.model import FrameData, MeshData, SceneData
 from .shape_keys import add_shape_key, ensure_basis, file_to_blender_positions, unique_block_name
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ..xfile.views.model import FrameData, SceneData
+from ...xfile.views.model import FrameData, SceneData
+from ..imp.context import ImportOptions, scene_data_of
+from ..rig.skeleton import SpaceConversion
 from .animation import apply_scene_timing, build_actions, targets_from_armature
-from .importer import ImportOptions, scene_data_of
-from .skeleton import SpaceConversion
 
 
 @dataclass(eq=False)
@@ -81,7 +81,7 @@ def import_animation_file(
     scene_timing: bool = True,
 ) -> AnimationImport:
     """Read ``path`` and apply its animation to ``armature`` (see :func:`apply_animation`)."""
-    from ..xfile import read
+    from ...xfile import read
 
     options = options or ImportOptions()
     data = scene_data_of(read(str(path)))

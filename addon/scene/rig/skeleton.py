@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..xfile.views.model import FrameData, MeshData, SceneData
+from ...xfile.views.model import FrameData, MeshData, SceneData
 from .rig_math import closest_rotation
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..xfile.views.model import MeshData
+from ...xfile.views.model import MeshData
 
 #: a vertex whose weights sum differs from 1 by more than this is normalised and counted
 SUM_TOLERANCE = 1e-3
