@@ -9,7 +9,9 @@ The rules (as Wine's d3dxof tests record D3D's behaviour):
 - in binary files an INTEGER_LIST or FLOAT_LIST separates itself: a ``;`` or ``,`` token
   after one is refused;
 - a template's member types are primitives or templates known by their exact name
-  (standard, declared earlier, or D3D's alias ``indexColor``: ``IndexColor`` is unknown);
+  (Microsoft's standard ones, declared earlier, or D3D's alias ``indexColor``: ``IndexColor``
+  is unknown);
+- objects of this project's templates (``ClothMasses``...) come with a declaration;
 - a data object's template is known (in any case: ``TextureFileName`` objects load), and the
   object holds no values beyond it.
 
@@ -33,6 +35,7 @@ from .standard_templates import standard_templates
 from .templates import PRIMITIVES
 from .text_tokens import TextTokens
 from .tokens import NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
+from .writer.declarations import microsoft_standard
 
 VERSIONS = ("0302", "0303")
 D3D_ALIASES = frozenset({"indexColor"})  # a type name D3D knows besides the templates
@@ -106,7 +109,7 @@ class Watcher:
     def add(self, offset: int, message: str) -> None:
         if len(self.found) < self.limit:
             where = self.tokens.where(offset)
-            self.found.append(Departure(_key_of(where), where, message))
+            self.found.append(Departure(_key_of(where), where, printable(message)))
 
     def _read(self) -> Token:
         tok = self._inner()
@@ -178,7 +181,7 @@ class Watcher:
 
 def _declaration_departures(doc: XDocument) -> list[Departure]:
     """Member types D3D does not know by that exact name, in declaration order."""
-    known = set(standard_templates()) | D3D_ALIASES
+    known = set(microsoft_standard()) | D3D_ALIASES
     found = []
     for name in doc.declared:
         template = doc.templates.get(name)
@@ -189,11 +192,25 @@ def _declaration_departures(doc: XDocument) -> list[Departure]:
                 near = next((k for k in known if fold(k) == fold(member.type)), None)
                 hint = f" (D3D's names are case-sensitive: {near!r})" if near else ""
                 where = template.where or "1:1"
-                message = printable(
-                    f"template {name}: member type {member.type!r} is not a known template{hint}"
-                )
-                found.append(Departure(_key_of(where), where, message))
+                message = f"template {name}: member type {member.type!r} is not a known template"
+                found.append(Departure(_key_of(where), where, printable(message + hint)))
         known.add(name)
+    return found
+
+
+def _undeclared_departures(doc: XDocument) -> list[Departure]:
+    """Objects of templates our reader knows but D3D does not (this project's own ones),
+    when the file does not declare them: one departure per template, at its first object."""
+    known = {fold(n) for n in microsoft_standard()} | {fold(n) for n in doc.declared}
+    ours = {fold(n) for n in standard_templates()}
+    found, seen = [], set()
+    for obj in doc.walk():
+        key = fold(obj.template)
+        if key in known or key not in ours or key in seen or not obj.where:
+            continue
+        seen.add(key)
+        message = f"{obj.template} is not declared (D3D knows only Microsoft's standard templates)"
+        found.append(Departure(_key_of(obj.where), obj.where, printable(message)))
     return found
 
 
@@ -222,6 +239,6 @@ def check(source: object, encoding: str = "auto", limit: int = 1000) -> CheckRes
     if doc.version not in VERSIONS:
         where = "byte 4" if doc.format in ("bin", "bzip") else "1:5"
         found.append(Departure((0, 4), where, f"version {doc.version}: D3D reads 0302 and 0303"))
-    found += _declaration_departures(doc)
+    found += _declaration_departures(doc) + _undeclared_departures(doc)
     found.sort(key=lambda d: d.key)
     return CheckResult(doc, found[:limit])

@@ -271,3 +271,18 @@ def test_member_types_are_case_sensitive_in_binary_declarations(
     if not accepted:
         assert first is not None and first.where == "byte 16"
         assert "member type 'IndexColor' is not a known template" in first.message
+
+
+def test_our_own_templates_need_a_declaration_for_d3d() -> None:
+    masses = b"ClothMasses { 2; 1.0, 0.0; }\nClothMasses { 1; 1.0; }\n"
+    data = b"xof 0303txt 0032\n" + masses
+    found = check(data).departures
+    assert [(d.where, d.message) for d in found] == [
+        ("2:1", "ClothMasses is not declared (D3D knows only Microsoft's standard templates)")
+    ]
+    assert read(data).objects[0]["Mass"].tolist() == [1.0, 0.0]  # built into our reader
+    declared = (
+        b"xof 0303txt 0032\ntemplate ClothMasses {\n<F5AD0F93-9BF2-4bcf-B7CF-D68CD6B54156>\n"
+        b"DWORD NumPoints;\narray FLOAT Mass[NumPoints];\n}\n" + masses
+    )
+    assert firsts(declared) is None
