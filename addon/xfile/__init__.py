@@ -5,6 +5,7 @@
     doc = read("model.x", encoding="shift_jis")  # names written by a Japanese exporter
     doc.names_encoding                          # the encoding used: utf-8, shift_jis, cp1252
     scene = doc.scene()                         # typed views (views.scene_of(doc))
+    strict.check("model.x").departures          # where D3D's own parser would refuse it
 
 ``encoding`` is the encoding of names and strings inside the file: ``"auto"`` (default;
 UTF-8 when valid, else Shift-JIS when the bytes decode so and read as Japanese, else CP1252),
