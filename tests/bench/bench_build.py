@@ -45,8 +45,10 @@ def springs():
         bend = bend_springs(sizes, corners, positions)
     return merge_with_kinds(edges, shear, bend)
 pairs, kinds = timed("springs", springs)
+digest = hashlib.sha1(pairs.tobytes() + kinds.tobytes()).hexdigest()[:12]
 masses = np.full(n * n, 0.3); masses[[0, n - 1]] = 0.0
 model = timed("model", ClothModel, positions, masses, pairs, kinds)
+del pairs, kinds  # the caller keeps only the model, as the scene side does
 sim = timed("solver", Simulator, model, SimSettings.cloth())
 if hasattr(sim, "update_settings"):
     timed("setting change", sim.update_settings, SimSettings.cloth(stiffness=5e5, damping=0.1))
@@ -55,7 +57,7 @@ groups = sim.solver.groups
 print(json.dumps({
     "times": times,
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-    "springs": hashlib.sha1(pairs.tobytes() + kinds.tobytes()).hexdigest()[:12],
+    "springs": digest,
     "groups": len(groups),
     "constraints": int(sum(g.rest.size for g in groups)),
 }))
