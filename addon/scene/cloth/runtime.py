@@ -26,6 +26,7 @@ from ...sim.affine import affine_inverse, transform_points
 from ...sim.model import ClothModel
 from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
+from ...sim.world import ObjectFrame
 from ...sim.xpbd_build import BUILD_STAGES
 from . import override as cloth_override
 from .cache import CachedFrame, FrameCache
@@ -239,18 +240,37 @@ class ClothRuntime:
 
     def step_once(self, obj: Any, depsgraph: Any, frame: int) -> CachedFrame:
         """Simulate one frame forward from ``sim_frame`` to ``frame`` and cache it."""
-        props = obj.xof_physics
-        matrix = self.world_matrix(obj, depsgraph)
-        targets = self.pin_targets(obj, depsgraph, matrix)
-        colliders = colliders_from_collection(props.collider_collection, depsgraph, exclude=obj)
-        relative = matrix @ affine_inverse(self.build_matrix)
+        inputs, matrix = self.frame_inputs(obj, depsgraph)
         count = len(self.simulator.warnings)
         world = self.simulator.step(
             1.0 / self.settings.fps,
-            pinned_targets=targets,
-            object_matrix=relative,
-            colliders=colliders,
+            pinned_targets=inputs.pinned_targets,
+            object_matrix=inputs.object_matrix,
+            colliders=inputs.colliders,
         )
+        return self.accept(obj, frame, world, matrix, count)
+
+    def frame_inputs(
+        self, obj: Any, depsgraph: Any, colliders: list[Any] | None = None
+    ) -> tuple[ObjectFrame, np.ndarray]:
+        """This frame's pins, matrix and colliders for the solver (``colliders``: already
+        read for this object), and the world matrix."""
+        props = obj.xof_physics
+        matrix = self.world_matrix(obj, depsgraph)
+        targets = self.pin_targets(obj, depsgraph, matrix)
+        if colliders is None:
+            colliders = colliders_from_collection(
+                props.collider_collection, depsgraph, exclude=obj
+            )
+        relative = matrix @ affine_inverse(self.build_matrix)
+        return ObjectFrame(targets, relative, tuple(colliders)), matrix
+
+    def accept(
+        self, obj: Any, frame: int, world: np.ndarray, matrix: np.ndarray, count: int
+    ) -> CachedFrame:
+        """Cache the solver's result ``world`` ``(N, 3)`` for ``frame``; report warnings
+        newer than the first ``count``."""
+        props = obj.xof_physics
         if len(self.simulator.warnings) > count:
             fresh = self.simulator.warnings[count:]
             self.warnings.extend(fresh)
@@ -391,9 +411,42 @@ def is_simulated(obj: Any) -> bool:
     return obj.type == "MESH" and props is not None and bool(props.enabled)
 
 
+@dataclass
+class Pending:
+    """An object that must be simulated from ``origin`` (its solver is there) to ``frame``."""
+
+    obj: Any
+    rt: ClothRuntime
+    origin: int
+    frame: int
+
+
 def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None) -> StepReport:
     """Bring ``obj`` to ``frame`` (default: the scene's): reset, show cached, or simulate."""
     f = int(scene.frame_current if frame is None else frame)
+    todo = prepare_object(obj, scene, depsgraph, f)
+    if isinstance(todo, StepReport):
+        return todo
+    entry = None
+    for g in range(todo.origin + 1, todo.frame + 1):
+        entry = todo.rt.step_once(obj, depsgraph, g)
+    assert entry is not None
+    return finish_object(todo, entry)
+
+
+def finish_object(todo: Pending, entry: CachedFrame) -> StepReport:
+    """Show the last simulated frame of ``todo``."""
+    todo.rt.show(todo.obj, entry)
+    props = todo.obj.xof_physics
+    if props.cache_state == "EMPTY":
+        props.cache_state = "VALID"
+    return StepReport("stepped", todo.frame, todo.frame - todo.origin)
+
+
+def prepare_object(obj: Any, scene: Any, depsgraph: Any, f: int) -> StepReport | Pending:
+    """Everything of bringing ``obj`` to frame ``f`` except simulating: a reset, a cached
+    frame shown, nothing to do (a report), or what is left to simulate (the solver resumed
+    where it must start)."""
     props = obj.xof_physics
     if props.cache_state == "BAKED":
         return StepReport("baked", f)
@@ -423,15 +476,7 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
         return StepReport("idle", f)
     if rt.sim_frame != origin:
         rt.resume_from(origin)
-    steps = 0
-    for g in range(origin + 1, f + 1):
-        entry = rt.step_once(obj, depsgraph, g)
-        steps += 1
-    assert entry is not None
-    rt.show(obj, entry)
-    if props.cache_state == "EMPTY":
-        props.cache_state = "VALID"
-    return StepReport("stepped", f, steps)
+    return Pending(obj, rt, origin, f)
 
 
 def _originals_first(attrs: Any, n: int) -> bool:
