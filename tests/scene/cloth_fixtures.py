@@ -82,3 +82,11 @@ def mesh_edges_of(obj: Any) -> np.ndarray:
     from xof.addon.scene.cloth.data import mesh_edges
 
     return mesh_edges(obj.data)
+
+
+def on_screen(obj: Any) -> np.ndarray:
+    """What the viewport shows of the mesh's own points (object space): the evaluated mesh,
+    with the simulated frame; ``positions`` is the mesh data itself (the rest shape)."""
+    import bpy
+
+    return evaluated_positions(bpy, obj)[: len(obj.data.vertices)]

@@ -15,6 +15,7 @@ from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
 from .cloth_fixtures import (  # noqa: E402
     grid_arrays,
     grid_object,
+    on_screen,
     pin_top_corners,
     positions,
     register_physics,
@@ -74,7 +75,7 @@ def test_free_points_are_simulated_once_and_pins_follow_the_hook(hooked) -> None
     for f in range(1, 16):
         scene.frame_set(f)
         rt = cloth_runtime.peek_runtime(hooked)
-        assert rt is not None and rt.override
+        assert rt is not None and rt.deformed
         assert hooked.modifiers[-1].name == cloth_override.MODIFIER_NAME
         shown = evaluated_world_positions(hooked)
         state, _ = rt.simulator.state()
@@ -129,20 +130,22 @@ def test_shape_key_bake_is_refused_and_pc2_bake_plays_last(hooked, tmp_path) -> 
         np.testing.assert_allclose(evaluated_world_positions(hooked), states[f], atol=1e-5)
 
 
-def test_without_modifiers_the_override_goes_away(hooked) -> None:
+def test_without_modifiers_the_pins_hold_the_rest_shape(hooked) -> None:
     scene = bpy.context.scene
     scene.frame_set(1)
     scene.frame_set(2)
     assert hooked.modifiers.get(cloth_override.MODIFIER_NAME) is not None
     hooked.modifiers.remove(hooked.modifiers["Hook"])
     scene.frame_set(3)
-    assert hooked.modifiers.get(cloth_override.MODIFIER_NAME) is None
-    assert hooked.data.attributes.get(cloth_override.POSITION_ATTRIBUTE) is None
+    assert [m.name for m in hooked.modifiers] == [cloth_override.MODIFIER_NAME]  # one path
     rt = cloth_runtime.peek_runtime(hooked)
-    shown = positions(hooked)
-    np.testing.assert_allclose(shown, rt.cache.frames[3].positions, atol=1e-6)
+    assert not rt.deformed
+    shown = on_screen(hooked)
+    free = ~rt.pinned
+    np.testing.assert_allclose(shown[free], rt.cache.frames[3].positions[free], atol=1e-6)
     rest, _ = grid_arrays(N, N)
     np.testing.assert_array_equal(shown[PINS], rest[PINS].astype(np.float32))
+    np.testing.assert_array_equal(positions(hooked), rest.astype(np.float32))
 
 
 def test_disabling_removes_the_override(hooked) -> None:
@@ -181,7 +184,7 @@ def test_a_shape_key_animation_moves_the_pins(hooked) -> None:
     for f in range(1, 14):
         scene.frame_set(f)
         rt = cloth_runtime.peek_runtime(hooked)
-        assert rt.override
+        assert rt.deformed
         state, _ = rt.simulator.state()
         shown = evaluated_world_positions(hooked)
         up = 0.5 * min(f - 1, 10) / 10.0
@@ -199,7 +202,7 @@ def test_ours_sits_between_the_deformers_and_a_subdivision(hooked, tmp_path) -> 
     names = [m.name for m in hooked.modifiers]
     assert names == ["Hook", cloth_override.MODIFIER_NAME, "Subdivision"]
     rt = cloth_runtime.peek_runtime(hooked)
-    assert rt.override
+    assert rt.deformed
     assert len(evaluated_world_positions(hooked)) > N * N  # subdivided after the override
     rest, _ = grid_arrays(N, N)
     state, _ = rt.simulator.state()  # the pins follow the hook through the subdivision
@@ -288,7 +291,7 @@ def test_a_skinned_cape_hangs_from_its_bone_and_is_skinned_once(tmp_path) -> Non
         for f in range(start + 1, start + 41):
             scene.frame_set(f)
             rt = cloth_runtime.peek_runtime(cape)
-            assert rt.override
+            assert rt.deformed
             state, _ = rt.simulator.state()
             shown = evaluated_world_positions(cape)
             np.testing.assert_allclose(shown[pins], state[pins], atol=1e-5)
