@@ -368,6 +368,8 @@ def persist(obj: Any) -> None:
     if pb is None:
         return
     if len(pb.cache) and len(obj.data.vertices):
+        if CACHE_PROPERTY in obj:  # bytes assigned over bytes read from a file come out empty
+            del obj[CACHE_PROPERTY]
         obj[CACHE_PROPERTY] = pb.cache.to_bytes()
         obj[REST_PROPERTY] = rest_checksum(mesh_positions(obj.data))
     else:
