@@ -103,7 +103,7 @@ class XOF_OT_sim_free_bake(bpy.types.Operator):
 
     def invoke(self, context: Any, event: Any) -> Result:
         if cloth_bake.baked_file(_sim_object(context)) is not None:
-            return context.window_manager.invoke_props_dialog(self)  # type: ignore[no-any-return]
+            return context.window_manager.invoke_props_dialog(self)
         return self.execute(context)
 
     def draw(self, context: Any) -> None:

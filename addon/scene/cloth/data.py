@@ -1,7 +1,8 @@
 """Cloth data kept on a Blender mesh, Blender-native so the user sees and edits it.
 
 Import side: a file's ClothMasses become the vertex group ``cloth_mass`` (weight = mass,
-0 = pinned), its ClothSprings a boolean edge attribute ``cloth_spring`` (springs that are not
+0 = pinned) and its pins the group ``cloth_pin`` (weight 1 = pinned, Blender's Cloth
+convention), its ClothSprings a boolean edge attribute ``cloth_spring`` (springs that are not
 face edges are added as loose edges, marked the same way), and the paintable per-vertex scales
 ``cloth_stiffness`` / ``cloth_damping`` vertex groups. Everything is plain mesh data, so it
 survives saving and reopening the .blend.
