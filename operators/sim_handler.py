@@ -4,7 +4,8 @@
 evaluated, so pinned points can follow the evaluated (skinned, animated) mesh, and Blender
 re-evaluates the written mesh before drawing or rendering (a render calls the handler again
 with its own depsgraph and gets the cached frame: renders show what playback shows).
-``save_pre`` stores each cache in an ID property and takes the shown frame off the mesh (a file
+``depsgraph_update_post`` outdates the cache of a mesh that was edited; ``save_pre`` stores
+each cache in an ID property and takes the shown frame off the mesh (a file
 opened without xof shows the mesh as the user made it; ``save_post`` shows it again);
 ``load_post`` drops derived state, which is rebuilt from the file on the next frame.
 """
@@ -37,6 +38,21 @@ def on_frame_change(scene: Any, depsgraph: Any = None) -> None:
 
 
 @persistent
+def on_depsgraph_update(scene: Any, depsgraph: Any) -> None:
+    """An edit of a simulated mesh (leaving Edit Mode, Apply Scale) outdates its cache now,
+    not at the next frame change: the viewport shows the edited mesh at once."""
+    changed: set[Any] = set()
+    for update in depsgraph.updates:
+        if update.is_updated_geometry:
+            changed.add(getattr(update.id, "original", update.id))
+    if not changed:
+        return
+    for obj in simulated_objects(scene):
+        if obj in changed or obj.data in changed:
+            cloth_runtime.check_rest(obj)
+
+
+@persistent
 def on_save_pre(*_args: Any) -> None:
     for obj in bpy.data.objects:
         if cloth_runtime.is_simulated(obj):
@@ -58,6 +74,7 @@ def on_load_post(*_args: Any) -> None:
 
 _HANDLERS = (
     (bpy.app.handlers.frame_change_post, on_frame_change),
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
     (bpy.app.handlers.save_pre, on_save_pre),
     (bpy.app.handlers.save_post, on_save_post),
     (bpy.app.handlers.load_post, on_load_post),

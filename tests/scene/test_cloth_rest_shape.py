@@ -72,6 +72,9 @@ def test_an_edit_mode_change_stays_and_outdates_the_cache(cloth) -> None:
     edited = REST.copy()
     edited[20, 2] += 0.5
     np.testing.assert_array_equal(positions(cloth), edited)
+    bpy.context.view_layer.update()  # the viewport's redraw: the edit shows at once
+    np.testing.assert_array_equal(on_screen(cloth), edited)
+    assert cloth.xof_physics.cache_state == "OUTDATED"
     play(range(11, 14))
     np.testing.assert_array_equal(positions(cloth), edited)  # not undone by playback
     assert cloth.xof_physics.cache_state == "OUTDATED"
@@ -87,6 +90,8 @@ def test_apply_scale_stays(cloth) -> None:
     play(range(1, 11))
     bpy.ops.object.transform_apply(location=False, rotation=False, scale=True)
     np.testing.assert_allclose(positions(cloth), 2.0 * REST, atol=1e-6)
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(on_screen(cloth), 2.0 * REST, atol=1e-6)  # shown at once
     play(range(11, 14))
     np.testing.assert_allclose(positions(cloth), 2.0 * REST, atol=1e-6)
     shown = play(range(1, 3))

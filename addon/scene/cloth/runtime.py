@@ -293,11 +293,8 @@ def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
     if rt is not None and rt.revision != props.settings_revision:
         rt = None
         pb.solver_lost()
-    if rt is not None and not _same_rest(obj.data, rt.rest_local):
+    if rt is not None and check_rest(obj):
         rt = None
-        pb.rest_changed(len(obj.data.vertices))
-        cloth_override.clear_shown(obj.data)
-        publish(obj, pb)
     if rt is None:
         if pb.vertex_count != len(obj.data.vertices):
             pb.rest_changed(len(obj.data.vertices))
@@ -305,6 +302,20 @@ def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
         rt = ClothRuntime(obj, scene, pb)
         _RUNTIMES[key] = rt
     return rt
+
+
+def check_rest(obj: Any) -> bool:
+    """Whether the mesh (the rest shape) changed since the solver was built from it; if so,
+    every cached frame is outdated, none is shown, and the solver is dropped."""
+    rt = _RUNTIMES.get(_key(obj))
+    if rt is None or obj.mode == "EDIT" or _same_rest(obj.data, rt.rest_local):
+        return False
+    del _RUNTIMES[_key(obj)]
+    pb = playback_for(obj)
+    pb.rest_changed(len(obj.data.vertices))
+    cloth_override.clear_shown(obj.data)
+    publish(obj, pb)
+    return True
 
 
 def _same_rest(mesh: Any, rest: np.ndarray) -> bool:
