@@ -11,12 +11,12 @@ bpy = pytest.importorskip("bpy")
 import addon_utils  # noqa: E402
 from xof.addon.scene.imp import rollback  # noqa: E402
 
-from .scene_fixtures import reset_blender  # noqa: E402
-from .skin_fixtures import character_text, write  # noqa: E402
+from ..scene_fixtures import reset_blender  # noqa: E402
+from ..skin_fixtures import character_text, write  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -14,7 +14,7 @@ from xof.addon.scene.imp.textures import is_image_file, locate_texture  # noqa: 
 from xof.addon.scene.importer import build_scene  # noqa: E402
 from xof.addon.xfile.views.model import MaterialData, SceneData  # noqa: E402
 
-from .scene_fixtures import reset_blender  # noqa: E402
+from ..scene_fixtures import reset_blender  # noqa: E402
 from .test_materials_textures import PNG_1X1, one_tri  # noqa: E402
 
 pytestmark = pytest.mark.blender
