@@ -102,8 +102,8 @@ def scene_data_of(doc: XDocument) -> SceneData:
 
 @dataclass(frozen=True)
 class BuildStep:
-    """One stage of the import after meshes, materials and frames exist."""
+    """One stage of the import after meshes, materials and frames exist (``importer.STEPS``
+    lists them in the order they run)."""
 
-    name: str
-    order: float
+    name: str  # what the progress line shows
     run: Callable[[BuildContext], None]
