@@ -31,6 +31,7 @@ class ObjectFrame:
     pinned_targets: np.ndarray | None = None
     object_matrix: np.ndarray | None = None
     colliders: Sequence[Collider] = field(default_factory=tuple)
+    shape_targets: np.ndarray | None = None
 
 
 class _Batch:
@@ -77,7 +78,7 @@ class _Batch:
 
     def step(self, frame_dt: float | None, frames: list[ObjectFrame]) -> list[np.ndarray]:
         plans: list[FramePlan | None] = [
-            sim.begin_frame(frame_dt, f.pinned_targets, f.object_matrix)
+            sim.begin_frame(frame_dt, f.pinned_targets, f.object_matrix, f.shape_targets)
             for sim, f in zip(self.sims, frames, strict=True)
         ]
         ready = [p for p in plans if p is not None]
@@ -169,5 +170,8 @@ class World:
                 out[i] = positions
         for i in self._alone:
             f = inputs[i]
-            out[i] = self.sims[i].step(frame_dt, f.pinned_targets, f.object_matrix, f.colliders)
+            sim = self.sims[i]
+            out[i] = sim.step(
+                frame_dt, f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
+            )
         return [p for p in out if p is not None]

@@ -62,4 +62,4 @@ def build_animation(ctx: BuildContext) -> None:
         ctx.track(action)
 
 
-ANIMATION_STEP = BuildStep("animation", 300.0, build_animation)
+ANIMATION_STEP = BuildStep("animation", build_animation)

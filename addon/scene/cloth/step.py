@@ -30,4 +30,4 @@ def import_cloth(ctx: BuildContext) -> None:
             enable(obj, ctx.blender_scene)
 
 
-CLOTH_STEP = BuildStep("cloth", 500, import_cloth)
+CLOTH_STEP = BuildStep("cloth", import_cloth)

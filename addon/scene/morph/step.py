@@ -38,4 +38,4 @@ def run(ctx: BuildContext) -> None:
         ctx.track(action)
 
 
-MORPH_STEP = BuildStep("morphs", 400, run)
+MORPH_STEP = BuildStep("morphs", run)

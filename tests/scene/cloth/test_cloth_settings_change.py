@@ -8,6 +8,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from xof.addon.scene.cloth import object_solver  # noqa: E402
 from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
 from xof.addon.sim import coloring  # noqa: E402
 
@@ -78,7 +79,7 @@ def test_classic_limits_are_reported_in_the_panel(cloth) -> None:
 def test_a_big_build_shows_progress_headless(cloth, monkeypatch, capsys) -> None:
     from xof.addon.scene.imp import progress
 
-    monkeypatch.setattr(cloth_runtime, "PROGRESS_FROM_VERTICES", 10)
+    monkeypatch.setattr(object_solver, "PROGRESS_FROM_VERTICES", 10)
     monkeypatch.setattr(progress, "CONSOLE_AFTER_SECONDS", 0.0)
     monkeypatch.setattr(progress.time, "perf_counter", _ticking_clock())
     bpy.context.scene.frame_set(1)
