@@ -217,6 +217,11 @@ class ClothRuntime:
             colliders=inputs.colliders,
             shape_targets=inputs.shape_targets,
         )
+        return self.accept(obj, inputs, world, count)
+
+    def accept(self, obj: Any, inputs: FrameInputs, world: np.ndarray, count: int) -> np.ndarray:
+        """The object-space result ``(N, 3)`` of a step that gave ``world``; reports the
+        solver's warnings newer than the first ``count``."""
         if len(self.simulator.warnings) > count:
             fresh = self.simulator.warnings[count:]
             self.warnings.extend(fresh)
@@ -230,8 +235,11 @@ def world_matrix(obj: Any, depsgraph: Any) -> np.ndarray:
     return np.array(src.matrix_world, dtype=np.float64)
 
 
-def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
-    """Everything the solver reads from the scene for the frame being stepped."""
+def gather_inputs(
+    obj: Any, rt: ClothRuntime, depsgraph: Any, colliders: Sequence[Collider] | None = None
+) -> FrameInputs:
+    """Everything the solver reads from the scene for the frame being stepped
+    (``colliders``: already read for this object this frame)."""
     matrix = world_matrix(obj, depsgraph)
     deformed = rt.evaluated_local(obj, depsgraph)
     local = rt.rest_local if deformed is None else deformed
@@ -241,9 +249,10 @@ def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
-    colliders = colliders_from_collection(
-        obj.xof_physics.collider_collection, depsgraph, exclude=obj
-    )
+    if colliders is None:
+        colliders = colliders_from_collection(
+            obj.xof_physics.collider_collection, depsgraph, exclude=obj
+        )
     return FrameInputs(
         matrix=matrix,
         relative=matrix @ affine_inverse(rt.build_matrix),

@@ -242,8 +242,48 @@ def is_simulated(obj: Any) -> bool:
     return obj.type == "MESH" and props is not None and bool(props.enabled)
 
 
+@dataclass
+class Pending:
+    """An object whose solver is at the frame before ``frames`` and must simulate them."""
+
+    obj: Any
+    rt: ClothRuntime
+    pb: Playback
+    frames: list[int]
+
+
 def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None) -> StepReport:
     """Bring ``obj`` to ``frame`` (default: the scene's): reset, show cached, or simulate."""
+    todo = prepare_object(obj, scene, depsgraph, frame)
+    if isinstance(todo, StepReport):
+        return todo
+    entry = None
+    for g in todo.frames:
+        inputs = gather_inputs(obj, todo.rt, depsgraph)
+        local = todo.rt.advance(obj, inputs)
+        entry = record_step(todo, g, local, inputs.matrix)
+    assert entry is not None
+    return finish_object(todo, entry)
+
+
+def record_step(todo: Pending, frame: int, local: np.ndarray, matrix: np.ndarray) -> CachedFrame:
+    """Cache one simulated frame of ``todo`` (object-space ``local``, the world ``matrix``)."""
+    _, vel = todo.rt.simulator.state()
+    return todo.pb.record(frame, local, vel, matrix)
+
+
+def finish_object(todo: Pending, entry: CachedFrame) -> StepReport:
+    """Show the last simulated frame of ``todo`` and publish its cache state."""
+    show(todo.obj, todo.rt, entry)
+    publish(todo.obj, todo.pb)
+    return StepReport("stepped", todo.frames[-1], len(todo.frames))
+
+
+def prepare_object(
+    obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
+) -> StepReport | Pending:
+    """All of bringing ``obj`` to ``frame`` but the simulation: a reset, a cached frame or
+    nothing to do (a report), or the frames left to simulate (the solver at their origin)."""
     f = int(scene.frame_current if frame is None else frame)
     props = obj.xof_physics
     if props.cache_state == "BAKED":
@@ -277,14 +317,6 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
         if plan.load_origin:
             origin = pb.resume(plan.origin)  # type: ignore[arg-type]
             rt.simulator.set_state(origin.world_positions(), origin.velocities)
-        entry = None
-        for g in plan.frames:
-            inputs = gather_inputs(obj, rt, depsgraph)
-            local = rt.advance(obj, inputs)
-            _, vel = rt.simulator.state()
-            entry = pb.record(g, local, vel, inputs.matrix)
-        assert entry is not None
-        show(obj, rt, entry)
-        report = StepReport("stepped", plan.frame, len(plan.frames))
+        return Pending(obj, rt, pb, list(plan.frames))
     publish(obj, pb)
     return report
