@@ -98,7 +98,7 @@ def main() -> int:
     for _ in range(args.runs):
         sheets = build(args.objects, args.side, native=False)
         ours.append(play(args.frames))
-        moved = float(np.abs(fx.positions(sheets[0])[:, 2]).min())
+        moved = float(fx.evaluated_positions(bpy, sheets[0])[:, 2].min() + 1.0)  # world z
         fx.unregister_physics()
         build(args.objects, args.side, native=True)
         theirs.append(play(args.frames))
