@@ -22,7 +22,8 @@ Settings (``settings.py``): ``SimSettings`` (see its docstring for units);
 Colliders (``colliders.py``): ``Sphere(center, radius, friction=None)``,
 ``Plane(point, normal, friction=None)``; ``friction=None`` uses the settings' friction.
 
-Simulator (``simulator.py``): ``Simulator(model, settings)``
+Simulator (``simulator.py``): ``Simulator(model, settings, report=None)`` (``report(stage)``
+is told each build stage, for a progress bar)
     ``reset(positions=None)``: back to ``positions`` (default rest) with zero velocity;
     ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=(),
     shape_targets=None)`` -> positions
@@ -70,14 +71,17 @@ from .model import ClothModel, SpringKind
 from .settings import SimSettings
 from .simulator import Simulator
 from .springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
+from .world import ObjectFrame, World
 
 __all__ = [
     "ClothModel",
+    "ObjectFrame",
     "Plane",
     "SimSettings",
     "Simulator",
     "Sphere",
     "SpringKind",
+    "World",
     "bend_springs",
     "face_edges",
     "merge_springs",
