@@ -18,9 +18,6 @@ from ...xfile.views.model import MaterialData, MeshData
 from .convert import Conversion
 from .faces import FacePlan, plan_faces
 
-#: Blender 4.5 stores free custom normals as a float corner attribute; older needs the RNA call
-_FLOAT_CUSTOM_NORMALS = bpy.app.version >= (4, 5, 0)
-
 
 @dataclass
 class MeshOptions:
@@ -83,19 +80,23 @@ def _unit(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
 def _set_custom_normals(
     mesh: bpy.types.Mesh, normals: np.ndarray, bad: np.ndarray | None, domain: str
 ) -> None:
-    """Unit normals per loop (or per vertex, ``domain="POINT"``); ``bad`` ones keep Blender's."""
+    """Unit normals per loop (or per vertex, ``domain="POINT"``); ``bad`` ones keep Blender's.
+
+    Stored as Blender's space-relative custom normals (relative to each corner's automatic
+    normal), which the Armature modifier, shape keys and other deformers carry along; a free
+    float ``custom_normal`` attribute would keep pointing where it pointed at rest.
+    """
     if bad is not None:
         auto = np.empty(len(normals) * 3, dtype=np.float32)
         source = mesh.vertex_normals if domain == "POINT" else mesh.corner_normals
         source.foreach_get("vector", auto)
         normals[bad] = auto.reshape(-1, 3)[bad]
     mesh.shade_smooth()
-    if _FLOAT_CUSTOM_NORMALS:
-        _set_attr(mesh, "custom_normal", "FLOAT_VECTOR", domain, "vector", normals)
-    elif domain == "POINT":
-        mesh.normals_split_custom_set_from_vertices(normals.tolist())
+    values = np.ascontiguousarray(normals, dtype=np.float32).reshape(-1, 3)
+    if domain == "POINT":
+        mesh.normals_split_custom_set_from_vertices(values)  # type: ignore[arg-type]
     else:
-        mesh.normals_split_custom_set(normals.tolist())
+        mesh.normals_split_custom_set(values)  # type: ignore[arg-type]
 
 
 def _file_normals(
