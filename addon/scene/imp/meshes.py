@@ -94,9 +94,9 @@ def _set_custom_normals(
     mesh.shade_smooth()
     values = np.ascontiguousarray(normals, dtype=np.float32).reshape(-1, 3)
     if domain == "POINT":
-        mesh.normals_split_custom_set_from_vertices(values)  # type: ignore[arg-type]
+        mesh.normals_split_custom_set_from_vertices(values)
     else:
-        mesh.normals_split_custom_set(values)  # type: ignore[arg-type]
+        mesh.normals_split_custom_set(values)
 
 
 def _file_normals(
