@@ -71,7 +71,7 @@ def build_scene(
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
     textures = TextureLoader(folder)
     materials = MaterialCache(textures)
-    mesh_options = options.mesh_options()
+    mesh_options = options.mesh
 
     def mesh_datablock(mesh: MeshData, name: str) -> bpy.types.Mesh:
         build = build_mesh(mesh, conv, name, mesh_options, materials.get)
@@ -86,7 +86,7 @@ def build_scene(
         return build.mesh
 
     builder = HierarchyBuilder(
-        conv, collection, mesh_datablock, options.keep_empty_frames, empty_size=conv.scale
+        conv, collection, mesh_datablock, options.mesh.keep_empty_frames, empty_size=conv.scale
     )
     hierarchy = builder.build(scene)
     ctx.frame_objects = hierarchy.frame_objects

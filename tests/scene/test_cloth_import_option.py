@@ -46,3 +46,16 @@ def test_cloth_off_keeps_the_data_but_not_the_simulation():
     flag = imported_flag()
     assert not flag.xof_physics.enabled
     assert "cloth_mass" in flag.vertex_groups
+
+
+def test_enabled_over_the_scene_range_with_the_interface_locked():
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 7, 31
+    scene.render.use_lock_interface = False
+    assert bpy.ops.import_scene.x(filepath=str(FLAG), animation_scene_timing=False) == {
+        "FINISHED"
+    }
+    props = imported_flag().xof_physics
+    assert (props.enabled, props.frame_start, props.frame_end) == (True, 7, 31)
+    assert scene.render.use_lock_interface  # what turning simulation on does
+    assert props.settings_revision > 0 and props.cache_state == "EMPTY"

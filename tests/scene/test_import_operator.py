@@ -193,3 +193,30 @@ def test_failure_while_building_leaves_bpy_data_unchanged(tmp_path: Path, monkey
     with pytest.raises(RuntimeError, match="a build step broke"):
         bpy.ops.import_scene.x(filepath=str(path))
     assert rollback.counts() == before
+
+
+def test_property_defaults_are_the_options_defaults():
+    from xof.addon.scene.imp.options import DEFAULTS
+
+    props = bpy.ops.import_scene.x.get_rna_type().properties
+    options = {
+        "global_scale": DEFAULTS.transform.global_scale,
+        "axis_forward": DEFAULTS.transform.axis_forward,
+        "axis_up": DEFAULTS.transform.axis_up,
+        "use_custom_normals": DEFAULTS.mesh.use_custom_normals,
+        "shading": DEFAULTS.mesh.shading,
+        "use_uvs": DEFAULTS.mesh.use_uvs,
+        "use_colors": DEFAULTS.mesh.use_colors,
+        "use_materials": DEFAULTS.mesh.use_materials,
+        "keep_empty_frames": DEFAULTS.mesh.keep_empty_frames,
+        "armature_every_frame": DEFAULTS.armature.every_frame,
+        "animation_enabled": DEFAULTS.animation.enabled,
+        "animation_scene_timing": DEFAULTS.animation.scene_timing,
+        "morph_keep_targets": DEFAULTS.morphs.keep_targets,
+        "morph_loop": DEFAULTS.morphs.loop_all,
+        "cloth_enable": DEFAULTS.cloth.enable,
+    }
+    for name, value in options.items():
+        assert props[name].default == value, name
+    slerp = props["animation_slerp_step"].default
+    assert slerp == pytest.approx(DEFAULTS.animation.slerp_step, rel=1e-6)  # float32 property

@@ -9,6 +9,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
+from xof.addon.scene.imp.options import MorphImportOptions  # noqa: E402
 
 from .morph_fixtures import MorphFixture, dance, four_keys, mismatched, shared_sets  # noqa: E402
 from .test_morph_build import assert_plays  # noqa: E402
@@ -31,7 +32,7 @@ def scene():
 
 def import_fixture(fixture: MorphFixture, tmp_path, **extra) -> importer.ImportResult:
     path = fixture.write(tmp_path / "morph.x")
-    return importer.import_files([path], importer.ImportOptions(extra={"morphs": extra}))
+    return importer.import_files([path], importer.ImportOptions(morphs=MorphImportOptions(**extra)))
 
 
 @pytest.mark.parametrize("loop_variant", [False, True])

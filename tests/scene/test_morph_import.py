@@ -42,9 +42,7 @@ def test_import_consumes_targets_and_plays(scene):
 
 def test_import_options_keep_targets_loop_and_scale(scene):
     fixture = dance()
-    options = importer.ImportOptions(
-        global_scale=2.0, extra={"morphs": {"keep_targets": True, "loop_all": True}}
-    )
+    options = importer.ImportOptions(global_scale=2.0, keep_targets=True, loop_all=True)
     importer.build_scene(fixture.scene_data(), options)
     assert mesh_objects(scene) == ["Figure1", "Figure2"]
     obj = bpy.data.objects["Figure1"]

@@ -13,6 +13,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
+from xof.addon.scene.imp.options import AnimationOptions  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 from xof.addon.xfile.views import scene_data  # noqa: E402
 
@@ -39,7 +40,9 @@ def load(corpus, name: str, **animation):
     path = corpus / name
     if not path.exists():
         pytest.skip(f"{name} is absent")
-    options = importer.ImportOptions(extra={"animation": {"scene_timing": False, **animation}})
+    options = importer.ImportOptions(
+        animation=AnimationOptions(**{"scene_timing": False, **animation})
+    )
     result = importer.import_files([path], options)
     return result, scene_data(read(str(path)))
 

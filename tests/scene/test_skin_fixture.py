@@ -13,6 +13,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
+from xof.addon.scene.imp.options import AnimationOptions  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 from xof.addon.xfile.views import scene_data  # noqa: E402
 
@@ -106,7 +107,7 @@ def test_vertex_groups_hold_normalised_file_weights(character):
 def test_file_pose_without_animation(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     path = write(tmp_path / "posed.x", character_text())
-    importer.import_files([path], importer.ImportOptions(extra={"animation": {"enabled": False}}))
+    importer.import_files([path], importer.ImportOptions(animation=AnimationOptions(enabled=False)))
     assert_matches(scene_data(read(str(path))), None, 0.0)
 
 
@@ -158,7 +159,7 @@ def test_second_set_is_on_a_muted_track_and_plays_when_active(character):
 def test_slerp_step_zero_keeps_the_files_key_times(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     path = write(tmp_path / "exact.x", character_text())
-    options = importer.ImportOptions(extra={"animation": {"slerp_step_degrees": 0}})
+    options = importer.ImportOptions(animation=AnimationOptions(slerp_step=0.0))
     importer.import_files([path], options)
     arm = bpy.data.objects["exact"]
     anim = arm.animation_data

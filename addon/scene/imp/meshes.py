@@ -17,15 +17,7 @@ import numpy as np
 from ...xfile.views.model import MaterialData, MeshData
 from .convert import Conversion
 from .faces import FacePlan, plan_faces
-
-
-@dataclass
-class MeshOptions:
-    use_custom_normals: bool = True  # MeshNormals as custom split normals
-    shading: str = "SMOOTH"  # "SMOOTH" or "FLAT" for meshes without (or ignoring) normals
-    use_uvs: bool = True
-    use_colors: bool = True
-    use_materials: bool = True
+from .options import MeshOptions
 
 
 @dataclass(eq=False)
