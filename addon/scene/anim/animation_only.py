@@ -6,7 +6,7 @@ armature lacks are reported and skipped; the rest imports as when the character 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import bpy
@@ -14,8 +14,10 @@ import numpy as np
 
 from ...xfile.views.model import FrameData, SceneData
 from ..imp.context import ImportOptions, scene_data_of
+from ..imp.options import AnimationOptions
 from ..rig.skeleton import SpaceConversion
-from .animation import apply_scene_timing, build_actions, targets_from_armature
+from .animation import build_actions, targets_from_armature
+from .step import timing_and_sets
 
 
 @dataclass(eq=False)
@@ -24,6 +26,7 @@ class AnimationImport:
     matched: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the tick rate chosen, sets together
 
 
 def frame_locals(data: SceneData) -> dict[str, np.ndarray]:
@@ -47,8 +50,11 @@ def apply_animation(
     conversion: SpaceConversion,
     scene: bpy.types.Scene,
     scene_timing: bool = True,
+    options: AnimationOptions | None = None,
 ) -> AnimationImport:
-    """Actions for ``data``'s sets on ``armature`` (first plays, others on NLA tracks)."""
+    """Actions for ``data``'s sets on ``armature`` (first plays, others on NLA tracks; all
+    play when they key disjoint bones). ``options``: the tick rate and sets choices (their
+    ``scene_timing`` is the argument's)."""
     if armature.type != "ARMATURE":
         raise ValueError(f"{armature.name!r} is not an armature")
     out = AnimationImport()
@@ -67,9 +73,12 @@ def apply_animation(
     if not data.animation_sets:
         out.warnings.append("the file has no AnimationSet")
         return out
-    if scene_timing:
-        apply_scene_timing(data, scene)
-    out.actions, warnings = build_actions(data, targets, conversion, scene, scene_timing)
+    opts = replace(options or AnimationOptions(), scene_timing=scene_timing)
+    rate, together = timing_and_sets(data, scene, opts, out.notes)
+    out.actions, warnings = build_actions(
+        data, targets, conversion, scene, scene_timing, opts.slerp_step, rate.ticks_per_second,
+        together,
+    )  # fmt: skip
     out.warnings.extend(warnings)
     return out
 
@@ -87,6 +96,8 @@ def import_animation_file(
     data = scene_data_of(read(str(path)))
     scene = bpy.context.scene
     assert scene is not None
-    result = apply_animation(data, armature, options.conversion(), scene, scene_timing)
+    result = apply_animation(
+        data, armature, options.conversion(), scene, scene_timing, options.animation
+    )
     result.warnings[:0] = list(data.warnings)
     return result

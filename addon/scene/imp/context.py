@@ -31,6 +31,7 @@ class ImportResult:
     vertex_count: int = 0
     face_count: int = 0
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # choices made for the user (tick rate...)
     extras: list[str] = field(default_factory=list)  # uninterpreted templates and where kept
     created: list[bpy.types.ID] = field(default_factory=list)  # anything else steps made
 
@@ -41,6 +42,8 @@ class ImportResult:
             f"Imported {files}{len(self.objects)} objects, {len(self.meshes)} meshes, "
             f"{self.vertex_count} vertices, {len(self.materials)} materials"
         )
+        if self.notes:
+            text += f"; {'; '.join(self.notes)}"
         if self.extras:
             text += f"; kept uninterpreted: {', '.join(self.extras)}"
         if self.warnings:

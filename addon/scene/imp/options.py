@@ -50,6 +50,18 @@ class AnimationOptions:
     # radians: rotation spans wider than this get extra keys so Blender's interpolation follows
     # the file's slerp; 0 keeps exactly the file's key times
     slerp_step: float = float(DEFAULT_MAX_STEP)
+    # "AUTO" (the file's, else 4800 unless the longest set would last under a second: then
+    # ticks are frames at the scene rate), "FILE" (the file's, else 4800) or "CUSTOM"
+    ticks_per_second: str = "AUTO"
+    custom_ticks_per_second: float = 4800.0  # with ticks_per_second "CUSTOM"
+    # "AUTO": sets that key disjoint bones play together (unmuted NLA tracks), else as
+    # "SEPARATE": one action each, the first playing, the others on muted NLA tracks
+    animation_sets: str = "AUTO"
+
+    def tick_choice(self) -> str | float:
+        """What :func:`..anim.timing.resolve_ticks_per_second` takes."""
+        return self.custom_ticks_per_second if self.ticks_per_second == "CUSTOM" else (
+            self.ticks_per_second)  # fmt: skip
 
 
 @dataclass
