@@ -51,6 +51,15 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
         default=DEFAULTS.animation.animation_sets,
     )
 
+    strip_prefix: StringProperty(  # type: ignore[valid-type]
+        name="Strip Prefix",
+        description=(
+            "Remove this from the file's frame names before matching bones (names ending in "
+            "a bone's name after _ : | . - match anyway when only one bone fits)"
+        ),
+        default=DEFAULTS.animation.strip_prefix,
+    )
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
@@ -71,6 +80,7 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
                 ticks_per_second=self.ticks_per_second,
                 custom_ticks_per_second=self.custom_ticks_per_second,
                 animation_sets=self.animation_sets,
+                strip_prefix=self.strip_prefix,
             ),
         )
         filepath: str = self.filepath  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from addon.scene.anim.name_match import match_names
 from addon.scene.anim.set_groups import sets_key_disjoint_frames
 from addon.scene.anim.timing import AUTO, FILE, longest_span, resolve_ticks_per_second
 from addon.scene.rig.stretch import mesh_stretch, rigid, storable
@@ -111,3 +112,18 @@ def test_mixed_mirrors_have_no_common_stretch():
     offsets = np.stack([np.diag([1.2, 1, 1, 1.0]), np.diag([-1.2, 1, 1, 1.0])])
     x, note = mesh_stretch(offsets, None)
     assert np.array_equal(x, np.eye(4)) and "mirrored" in note
+
+
+def test_names_match_exactly_by_prefix_or_by_an_unambiguous_suffix():
+    bones = ["Hips", "Spine", "Head", "Arm", "LeftArm"]
+    got = match_names(["Hips", "Frame1_Spine", "mixamorig:Head", "X_Arm", "Y_Arm"], bones)
+    assert got.bones == {"Hips": "Hips", "Frame1_Spine": "Spine", "mixamorig:Head": "Head"}
+    assert got.by_suffix == ["Frame1_Spine", "mixamorig:Head"]
+    assert got.ambiguous == ["X_Arm", "Y_Arm"]  # two names for one bone: neither is guessed
+    assert "Frame1_Spine -> Spine" in got.notes()[0] and "several bones" in got.notes()[1]
+    # "SpineX" does not end in "Spine" after a separator; "LeftArm" is not "Left_Arm"
+    assert match_names(["SpineX", "Left"], bones).bones == {}
+    # the armature's names may carry the prefix instead
+    assert match_names(["Hips"], ["Armature_Hips"]).bones == {"Hips": "Armature_Hips"}
+    prefixed = match_names(["X_Arm", "Y_Arm"], bones, strip_prefix="X_")
+    assert prefixed.bones == {"X_Arm": "Arm"} and prefixed.by_prefix == ["X_Arm"]

@@ -1,7 +1,9 @@
 """Apply a file's AnimationSets to an existing armature, matching frames to bones by name.
 
-For animation-only files (no mesh: frames named as in another file's skeleton). Names the
-armature lacks are reported and skipped; the rest imports as when the character was loaded.
+For animation-only files (no mesh: frames named as in another file's skeleton). Names match
+bones exactly, after a prefix to strip, or by an unambiguous suffix (:mod:`.name_match`,
+reported); names the armature lacks are reported and skipped; the rest imports as when the
+character was loaded.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..imp.context import ImportOptions, scene_data_of
 from ..imp.options import AnimationOptions
 from ..rig.skeleton import SpaceConversion
 from .animation import build_actions, targets_from_armature
+from .name_match import match_names
 from .step import timing_and_sets
 
 
@@ -58,10 +61,17 @@ def apply_animation(
     if armature.type != "ARMATURE":
         raise ValueError(f"{armature.name!r} is not an armature")
     out = AnimationImport()
-    targets = targets_from_armature(armature, conversion, frame_locals(data))
+    opts = replace(options or AnimationOptions(), scene_timing=scene_timing)
     names = sorted(
         {a.frame_name for s in data.animation_sets for a in s.animations if a.frame_name}
     )
+    bones = armature.data.bones  # type: ignore[union-attr]
+    match = match_names(names, [b.name for b in bones], opts.strip_prefix)
+    out.notes.extend(match.notes())
+    by_file = frame_locals(data)
+    file_locals = {bone: by_file[name] for name, bone in match.bones.items() if name in by_file}
+    targets = targets_from_armature(armature, conversion, file_locals)
+    targets.bones = {name: targets.bones[bone] for name, bone in match.bones.items()}
     out.matched = [n for n in names if n in targets.bones]
     out.unmatched = [n for n in names if n not in targets.bones]
     if out.unmatched:
@@ -73,7 +83,6 @@ def apply_animation(
     if not data.animation_sets:
         out.warnings.append("the file has no AnimationSet")
         return out
-    opts = replace(options or AnimationOptions(), scene_timing=scene_timing)
     rate, together = timing_and_sets(data, scene, opts, out.notes)
     out.actions, warnings = build_actions(
         data, targets, conversion, scene, scene_timing, opts.slerp_step, rate.ticks_per_second,

@@ -7,6 +7,7 @@ the bones come from the rig step's ``ctx.rig``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import bpy
@@ -52,7 +53,11 @@ def animation_targets(ctx: BuildContext, rig: Rig | None) -> AnimationTargets:
 def build_animation(ctx: BuildContext) -> None:
     """Every AnimationSet as an action (see :mod:`.animation`)."""
     opts = ctx.options.animation
-    if not ctx.scene.animation_sets or not opts.enabled:
+    if not ctx.scene.animation_sets:
+        return
+    if not ctx.scene.all_meshes():
+        ctx.result.warnings.insert(0, animation_only_hint(ctx))
+    if not opts.enabled:
         return
     scene = ctx.blender_scene or bpy.context.scene
     assert scene is not None
@@ -65,6 +70,18 @@ def build_animation(ctx: BuildContext) -> None:
     ctx.result.warnings.extend(warnings)
     for action in actions:
         ctx.track(action)
+
+
+def animation_only_hint(ctx: BuildContext) -> str:
+    """What a file of animation sets and no mesh is, and where it belongs."""
+    data = ctx.scene
+    frames = {a.frame_name for s in data.animation_sets for a in s.animations if a.frame_name}
+    name = Path(ctx.filepath).name if ctx.filepath else "the file"
+    return (
+        f"{name} is an animation-only file ({len(data.animation_sets)} animation set(s) for "
+        f"{len(frames)} frame(s), no mesh): to play it on a character, select the character's "
+        "armature and use File > Import > DirectX Animation (.x); here its frames are empties"
+    )
 
 
 def timing_and_sets(

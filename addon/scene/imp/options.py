@@ -57,6 +57,9 @@ class AnimationOptions:
     # "AUTO": sets that key disjoint bones play together (unmuted NLA tracks), else as
     # "SEPARATE": one action each, the first playing, the others on muted NLA tracks
     animation_sets: str = "AUTO"
+    # animation-only files: strip this from frame names before matching bones (names that
+    # end in a bone's name after a separator match anyway when unambiguous)
+    strip_prefix: str = ""
 
     def tick_choice(self) -> str | float:
         """What :func:`..anim.timing.resolve_ticks_per_second` takes."""
