@@ -23,6 +23,8 @@ def run(ctx: BuildContext) -> None:
         keep_targets=ctx.options.morphs.keep_targets,
         loop_all=ctx.options.morphs.loop_all,
         to_blender=ctx.conversion.positions,
+        # the range is the morph sets' unless skeletal sets set it
+        set_scene_range=ctx.options.animation.scene_timing and not ctx.scene.animation_sets,
     )
     scene = ctx.blender_scene or bpy.context.scene
     assert scene is not None
