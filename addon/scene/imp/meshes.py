@@ -219,6 +219,8 @@ def build_mesh(
                     idx = np.where(bad, 0, idx)
                 _set_attr(mesh, "material_index", "INT", "FACE", "value", idx.astype(np.int32))
 
+        if options.use_uvs and options.use_materials and not len(mesh.uv_layers):
+            warnings += _first_texel_uvs(mesh, data, label)
         _set_duplication_indices(mesh, data)
         warnings += _set_decl_attributes(mesh, data, conv, options, label)
         mesh.update()
@@ -226,6 +228,33 @@ def build_mesh(
         bpy.data.meshes.remove(mesh)
         raise
     return MeshBuild(mesh, plan, warnings)
+
+
+def _first_texel_uvs(mesh: bpy.types.Mesh, data: MeshData, label: str) -> list[str]:
+    """A mesh without texture coordinates whose material has a texture: D3D samples texel
+    (0, 0) everywhere; a UV map at that texel's centre (top left) shows the same colour."""
+    textured = [m for m in data.materials if m.texture]
+    if not textured or not len(mesh.loops):
+        return []
+    width = height = 0
+    for mat in mesh.materials:
+        tree = mat.node_tree if mat is not None else None
+        for node in tree.nodes if tree is not None else []:
+            image = getattr(node, "image", None)
+            if node.type == "TEX_IMAGE" and image is not None and image.size[0] > 0:
+                width, height = int(image.size[0]), int(image.size[1])
+                break
+        if width:
+            break
+    u = 0.5 / width if width else 0.0
+    v = 1.0 - 0.5 / height if height else 1.0
+    layer = mesh.uv_layers.new(name="UVMap")
+    uv = np.tile(np.array([u, v], dtype=np.float32), len(mesh.loops))
+    _set_attr(mesh, layer.name, "FLOAT2", "CORNER", "vector", uv)
+    return [
+        f"mesh {label!r}: no texture coordinates, but material {textured[0].name!r} has a "
+        "texture: every corner shows its first texel, as in D3D (a UV map at that texel)"
+    ]
 
 
 #: DeclData per-vertex directions, converted like normals
