@@ -109,6 +109,14 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         default=DEFAULTS.morphs.loop_all,
     )
 
+    morph_targets_as_shape_keys: BoolProperty(  # type: ignore[valid-type]
+        name="Targets as Shape Keys",
+        description=(
+            "In a file without morph sets whose meshes share a vertex count (facial targets), "
+            "make the first mesh the Basis and the others its shape keys"
+        ),
+        default=DEFAULTS.morphs.targets_as_shape_keys,
+    )
     cloth_enable: BoolProperty(  # type: ignore[valid-type]
         name="Simulate Cloth",
         description=(
@@ -196,7 +204,9 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
                 animation_sets=self.animation_sets,
             ),
             morphs=MorphImportOptions(
-                keep_targets=self.morph_keep_targets, loop_all=self.morph_loop
+                keep_targets=self.morph_keep_targets,
+                loop_all=self.morph_loop,
+                targets_as_shape_keys=self.morph_targets_as_shape_keys,
             ),
             cloth=ClothOptions(enable=self.cloth_enable),
         )
@@ -279,6 +289,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         if body:
             body.prop(self, "morph_keep_targets")
             body.prop(self, "morph_loop")
+            body.prop(self, "morph_targets_as_shape_keys")
         header, body = layout.panel("XOF_import_cloth", default_closed=True)
         header.label(text="Cloth")
         if body:

@@ -71,6 +71,9 @@ class AnimationOptions:
 class MorphImportOptions:
     keep_targets: bool = False  # keep the meshes that became shape keys as objects too
     loop_all: bool = False  # cycle every morph set, not only those whose file says Loop = 1
+    # a file without morph sets whose meshes share a vertex count (facial targets): one mesh,
+    # the others its shape keys
+    targets_as_shape_keys: bool = False
 
 
 @dataclass

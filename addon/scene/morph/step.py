@@ -1,6 +1,7 @@
 """The importer's morph step: MorphAnimationSets become shape keys after meshes exist.
 
-Options: ``ImportOptions.morphs`` (``keep_targets``, ``loop_all``). Runs after animation.
+Options: ``ImportOptions.morphs`` (``keep_targets``, ``loop_all``, ``targets_as_shape_keys``
+for files of same-sized meshes and no morph set, :mod:`.targets`). Runs after animation.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import bpy
 
 from ..imp.context import BuildStep
 from .build import MorphOptions, build_morphs
+from .targets import targets_as_shape_keys
 
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
 
 def run(ctx: BuildContext) -> None:
     if not ctx.scene.morph_sets:
+        if ctx.options.morphs.targets_as_shape_keys:
+            targets_as_shape_keys(ctx)
         return
     options = MorphOptions(
         keep_targets=ctx.options.morphs.keep_targets,
