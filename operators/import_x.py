@@ -117,6 +117,14 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         ),
         default=DEFAULTS.morphs.targets_as_shape_keys,
     )
+    morph_phoneme_map: StringProperty(  # type: ignore[valid-type]
+        name="Phoneme Targets",
+        description=(
+            "Lip-sync files: the shape key of each of the 38 phonemes (0 silence, 1 AA ... 37 "
+            "ZH), comma-separated; the book's map by default"
+        ),
+        default=DEFAULTS.morphs.phoneme_map,
+    )
     cloth_enable: BoolProperty(  # type: ignore[valid-type]
         name="Simulate Cloth",
         description=(
@@ -207,6 +215,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
                 keep_targets=self.morph_keep_targets,
                 loop_all=self.morph_loop,
                 targets_as_shape_keys=self.morph_targets_as_shape_keys,
+                phoneme_map=self.morph_phoneme_map,
             ),
             cloth=ClothOptions(enable=self.cloth_enable),
         )
@@ -290,6 +299,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             body.prop(self, "morph_keep_targets")
             body.prop(self, "morph_loop")
             body.prop(self, "morph_targets_as_shape_keys")
+            body.prop(self, "morph_phoneme_map")
         header, body = layout.panel("XOF_import_cloth", default_closed=True)
         header.label(text="Cloth")
         if body:

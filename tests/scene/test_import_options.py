@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from xof.addon.scene.imp.options import (
     DEFAULTS,
     AnimationOptions,

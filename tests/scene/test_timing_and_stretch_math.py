@@ -9,6 +9,12 @@ import pytest
 from addon.scene.anim.name_match import match_names
 from addon.scene.anim.set_groups import sets_key_disjoint_frames
 from addon.scene.anim.timing import AUTO, FILE, longest_span, resolve_ticks_per_second
+from addon.scene.morph.phonemes import (
+    DEFAULT_PHONEME_TARGETS,
+    PhonemeKeys,
+    parse_map,
+    phoneme_curves,
+)
 from addon.scene.rig.stretch import mesh_stretch, rigid, storable
 from addon.xfile.views.model import AnimationData, AnimationSetData, KeyTrack, SceneData
 
@@ -127,3 +133,17 @@ def test_names_match_exactly_by_prefix_or_by_an_unambiguous_suffix():
     assert match_names(["Hips"], ["Armature_Hips"]).bones == {"Hips": "Armature_Hips"}
     prefixed = match_names(["X_Arm", "Y_Arm"], bones, strip_prefix="X_")
     assert prefixed.bones == {"X_Arm": "Arm"} and prefixed.by_prefix == ["X_Arm"]
+
+
+def test_phoneme_keys_and_the_editable_map():
+    keys = PhonemeKeys(np.array([0, 1, 10]), np.array([0.0, 100, 250]), np.array([100.0, 250, 400]))
+    curves, missing = phoneme_curves(
+        keys, DEFAULT_PHONEME_TARGETS, {"aaa"}, 24.0, 1.0, basis="neutral"
+    )
+    # starts and ends (100 and 250 shared), the last end held, the loop point at 401 ms
+    np.testing.assert_allclose(curves.frames, 1 + np.array([0, 100, 250, 400, 401]) * 0.024)
+    assert curves.values == {"aaa": pytest.approx([0, 1, 0, 0, 0])} and curves.loop
+    assert missing == ["eee"]  # the Basis is not missing
+    names, note = parse_map("neutral, ooo")
+    assert names[:3] == ("neutral", "ooo", "aaa") and len(names) == 38 and "2 names" in note
+    assert DEFAULT_PHONEME_TARGETS[13] == "fff" and DEFAULT_PHONEME_TARGETS[35] == "uuu"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..anim.key_sampling import DEFAULT_MAX_STEP
+from ..morph.phonemes import DEFAULT_PHONEME_TARGETS
 from .convert import Conversion
 
 
@@ -74,6 +75,8 @@ class MorphImportOptions:
     # a file without morph sets whose meshes share a vertex count (facial targets): one mesh,
     # the others its shape keys
     targets_as_shape_keys: bool = False
+    # lip-sync files: the targets (shape keys) of phonemes 0..37, comma-separated
+    phoneme_map: str = ",".join(DEFAULT_PHONEME_TARGETS)
 
 
 @dataclass
