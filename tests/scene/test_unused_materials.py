@@ -40,6 +40,7 @@ def test_unused_materials_become_extra_slots(tmp_path):
     assert [p.material_index for p in mesh.polygons] == [0, 1]  # the faces keep theirs
     assert any("2 material(s) the file declares but no mesh uses" in n for n in result.notes)
     assert sorted(m.name for m in result.materials) == ["Blue", "Other", "Red", "Spare"]
+    assert not any(e.startswith("Material") for e in result.extras)  # built, not just kept
     green = mesh.materials["Spare"].node_tree.nodes["Principled BSDF"].inputs["Base Color"]
     assert tuple(green.default_value)[:3] == pytest.approx((0.0, 1.0, 0.0))
 
