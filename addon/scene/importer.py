@@ -15,7 +15,7 @@ from pathlib import Path
 
 import bpy
 
-from ..xfile import XDocument, read
+from ..xfile import read
 from ..xfile.views.materials import material_data
 from ..xfile.views.model import MeshData, SceneData
 from .anim.step import ANIMATION_STEP
@@ -49,7 +49,6 @@ def build_scene(
     collection: bpy.types.Collection | None = None,
     *,
     filepath: str | None = None,
-    document: XDocument | None = None,
     result: ImportResult | None = None,
     steps: Sequence[BuildStep] | None = None,
     progress: Progress | None = None,
@@ -65,8 +64,7 @@ def build_scene(
             raise RuntimeError("no collection to import into")
     conv = options.conversion()
     ctx = BuildContext(
-        scene, options, conv, collection, result, filepath, document,
-        blender_scene=bpy.context.scene,
+        scene, options, conv, collection, result, filepath, blender_scene=bpy.context.scene
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
@@ -76,7 +74,6 @@ def build_scene(
 
     def mesh_datablock(mesh: MeshData, name: str) -> bpy.types.Mesh:
         build = build_mesh(mesh, conv, name, mesh_options, materials.get)
-        ctx.mesh_builds[mesh] = build
         result.meshes.append(build.mesh)
         result.vertex_count += len(build.mesh.vertices)
         result.face_count += len(build.mesh.polygons)
@@ -89,6 +86,7 @@ def build_scene(
     builder = HierarchyBuilder(
         conv, collection, mesh_datablock, options.mesh.keep_empty_frames, empty_size=conv.scale
     )
+    meshes_before = len(result.meshes)
     hierarchy = builder.build(scene)
     ctx.frame_objects = hierarchy.frame_objects
     ctx.mesh_objects = hierarchy.mesh_objects
@@ -96,9 +94,9 @@ def build_scene(
     result.objects.extend(hierarchy.objects)
     result.roots.extend(hierarchy.roots)
     result.warnings.extend(hierarchy.warnings)
-    if options.mesh.use_materials and document is not None:
-        first = next(iter(ctx.mesh_builds.values())).mesh if ctx.mesh_builds else None
-        _unused_materials(document, materials, first, result)
+    if options.mesh.use_materials:
+        first = result.meshes[meshes_before] if len(result.meshes) > meshes_before else None
+        _unused_materials(scene, materials, first, result)
     result.materials.extend(materials.created)
     result.images.extend(textures.created)
     result.warnings.extend(textures.warnings)
@@ -113,7 +111,7 @@ def build_scene(
 
 
 def _unused_materials(
-    document: XDocument,
+    scene: SceneData,
     materials: MaterialCache,
     mesh: bpy.types.Mesh | None,
     result: ImportResult,
@@ -121,7 +119,7 @@ def _unused_materials(
     """Top-level Materials no mesh uses: built too, as extra slots of the file's first mesh
     (a fake user keeps them when there is none), so nothing the file declares is dropped."""
     first = len(materials.created)
-    for obj in document.top("Material"):
+    for obj in (o for o in scene.extras if o.template == "Material"):
         if not materials.built(obj):
             materials.get(material_data(obj, {}))
     extra = materials.created[first:]
@@ -153,14 +151,13 @@ def import_files(
     try:
         with rollback.transaction():
             for path in paths:
-                document = read(str(path))
-                scene = scene_data_of(document)
+                scene = scene_data_of(read(str(path)))
                 total = len(scene.all_meshes()) + len(STEPS) + 1
                 progress = Progress(total, f"xof {Path(path).name}")
                 result.files.append(str(path))
                 build_scene(
                     scene, options, collection,
-                    filepath=str(path), document=document, result=result,
+                    filepath=str(path), result=result,
                     progress=progress,
                 )  # fmt: skip
                 progress.end()

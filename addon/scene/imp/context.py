@@ -14,7 +14,6 @@ from ...xfile import XDocument
 from ...xfile.views.model import FrameData, MeshData, SceneData
 from ..rig.armature import Rig
 from .convert import Conversion
-from .meshes import MeshBuild
 from .options import ImportOptions
 
 __all__ = ["BuildContext", "BuildStep", "ImportOptions", "ImportResult", "scene_data_of"]
@@ -61,10 +60,8 @@ class BuildContext:
     collection: bpy.types.Collection
     result: ImportResult
     filepath: str | None = None
-    document: XDocument | None = None
     frame_objects: dict[FrameData, bpy.types.Object] = field(default_factory=dict)
     mesh_objects: dict[MeshData, bpy.types.Object] = field(default_factory=dict)
-    mesh_builds: dict[MeshData, MeshBuild] = field(default_factory=dict)
     roots: list[bpy.types.Object] = field(default_factory=list)  # this file's, in the result too
     blender_scene: bpy.types.Scene | None = None
     rig: Rig | None = None  # set by the rig step; None before it or without bones
@@ -85,7 +82,6 @@ class BuildContext:
         self.result.meshes[:] = [m for m in self.result.meshes if m.as_pointer() not in meshes]
         for data in [m for m, o in self.mesh_objects.items() if o.as_pointer() in gone]:
             del self.mesh_objects[data]
-            self.mesh_builds.pop(data, None)
         for frame in [f for f, o in self.frame_objects.items() if o.as_pointer() in gone]:
             del self.frame_objects[frame]
 

@@ -28,11 +28,6 @@ class MeshBuild:
     faces: FacePlan  # kept faces, and ``faces.per_loop`` / ``faces.loop_to_corner`` for corners
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def kept_faces(self) -> np.ndarray:
-        """(f,) bool: file faces present in the mesh, in order."""
-        return self.faces.kept
-
 
 def _set_attr(
     mesh: bpy.types.Mesh, name: str, kind: str, domain: str, prop: str, values: np.ndarray
