@@ -219,3 +219,30 @@ def test_animation_only_file_on_a_scaled_rig(tmp_path, kind):
     assert [a.name for a in result.actions] == ["Walk"]
     full = scene_data(read(str(write(tmp_path / "full.x", rig_text(kind)))))
     assert check(full) <= TOL
+
+
+def test_two_skins_under_different_frames_share_the_bones(tmp_path):
+    """A body under a non-uniform frame and a second skin under a plain one, same bones."""
+    text = rig_text("nonuniform")
+    second = np.eye(4) @ translation(0.5, 0, 0)
+    skin = "XSkinMeshHeader { 2; 4; 3; }\n"
+    for bone, (idx, w) in ring_weights().items():
+        idx_s = ",".join(map(str, idx))
+        offset = second @ np.linalg.inv(BINDS[bone])
+        skin += f'SkinWeights {{ "{bone}"; {len(idx)}; {idx_s}; {fmt(w)}; {fmt(offset)};; }}\n'
+    extra = frame_text("Extra", second, column_mesh("Second", skin))
+    text = text.replace("Frame Hip {", extra + "Frame Hip {", 1)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    path = write(tmp_path / "two.x", text)
+    result = importer.import_files([path], importer.ImportOptions())
+    assert not any("disagree" in w for w in result.warnings)
+    data = scene_data(read(str(path)))
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    objs = {o.data.name: o for o in bpy.data.objects if o.type == "MESH"}
+    for frame in (0, 8, 13.5):
+        set_frame(frame)
+        want = ref.expected_positions(data, data.animation_sets[0], frame * TPS / fps)
+        for mesh in data.all_meshes():
+            got = evaluated_world_positions(objs[mesh.name])
+            size = model_size(want[id(mesh)])
+            assert float(np.max(np.abs(got - want[id(mesh)]))) <= TOL * size, mesh.name
