@@ -17,12 +17,13 @@ from ..addon.scene.imp.options import (
     AnimationOptions,
     ArmatureOptions,
     ClothOptions,
+    FileOptions,
     MeshOptions,
     MorphImportOptions,
     TransformOptions,
 )
 from ..addon.scene.importer import ImportOptions, ImportResult, import_files
-from ..addon.xfile import XFileError
+from ..addon.xfile import ENCODING_CHOICES, XFileError
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -186,9 +187,25 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         items=SET_CHOICES,
         default=DEFAULTS.animation.animation_sets,
     )
+    names_encoding: EnumProperty(  # type: ignore[valid-type]
+        name="Names' Encoding",
+        description="How the names inside the file are decoded (Auto guesses legacy code pages)",
+        items=ENCODING_CHOICES,
+        default=DEFAULTS.files.names_encoding,
+    )
+    texture_folders: StringProperty(  # type: ignore[valid-type]
+        name="Texture Folders",
+        description=(
+            "More folders to take textures from, separated by ';' (else textures are only "
+            "taken from inside the .x file's folder)"
+        ),
+        default=";".join(DEFAULTS.files.texture_folders),
+    )
 
     def import_options(self) -> ImportOptions:
+        folders = tuple(f.strip() for f in self.texture_folders.split(";") if f.strip())
         return ImportOptions(
+            files=FileOptions(names_encoding=self.names_encoding, texture_folders=folders),
             transform=TransformOptions(
                 axis_forward=self.axis_forward,  # type: ignore[attr-defined]
                 axis_up=self.axis_up,  # type: ignore[attr-defined]
@@ -272,6 +289,8 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             body.prop(self, "use_uvs")
             body.prop(self, "use_colors")
             body.prop(self, "keep_empty_frames")
+            body.prop(self, "texture_folders")
+            body.prop(self, "names_encoding")
         header, body = layout.panel("XOF_import_geometry", default_closed=False)
         header.label(text="Geometry")
         if body:

@@ -44,6 +44,7 @@ SCENE_WITHOUT_BPY = (
     "anim.bezier_keys",
     "morph.plan",
     "cloth.cache",
+    "cloth.playback",
     "export.key_reduction",
     "export.part_keys",
     "export.names",

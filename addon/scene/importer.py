@@ -16,6 +16,7 @@ from pathlib import Path
 import bpy
 
 from ..xfile import read
+from ..xfile.errors import printable
 from ..xfile.views.materials import material_data
 from ..xfile.views.model import MeshData, SceneData
 from .anim.step import ANIMATION_STEP
@@ -68,7 +69,7 @@ def build_scene(
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
-    textures = TextureLoader(folder)
+    textures = TextureLoader(folder, options.files.texture_folders)
     materials = MaterialCache(textures)
     mesh_options = options.mesh
 
@@ -138,7 +139,7 @@ def _unused_materials(
 
 
 def import_files(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | bytes | Path],
     options: ImportOptions | None = None,
     collection: bpy.types.Collection | None = None,
 ) -> ImportResult:
@@ -147,17 +148,23 @@ def import_files(
     Reader errors arrive as :class:`~..xfile.XFileError` (file and place in the message).
     """
     result = ImportResult()
+    options = options or ImportOptions()
     progress: Progress | None = None
     try:
         with rollback.transaction():
             for path in paths:
-                scene = scene_data_of(read(str(path)))
+                shown = os.fsdecode(path)  # bytes paths as str (undecodable bytes escaped)
+                document = read(shown, encoding=options.files.names_encoding)
+                if document.names_encoding != "utf-8":
+                    name, encoding = printable(Path(shown).name), document.names_encoding
+                    result.notes.append(f"{name}: names read as {encoding}")
+                scene = scene_data_of(document)
                 total = len(scene.all_meshes()) + len(STEPS) + 1
-                progress = Progress(total, f"xof {Path(path).name}")
-                result.files.append(str(path))
+                progress = Progress(total, f"xof {printable(Path(shown).name)}")
+                result.files.append(shown)
                 build_scene(
                     scene, options, collection,
-                    filepath=str(path), result=result,
+                    filepath=shown, result=result,
                     progress=progress,
                 )  # fmt: skip
                 progress.end()

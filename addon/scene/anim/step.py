@@ -104,4 +104,4 @@ def timing_and_sets(
     return rate, together
 
 
-ANIMATION_STEP = BuildStep("animation", 300.0, build_animation)
+ANIMATION_STEP = BuildStep("animation", build_animation)

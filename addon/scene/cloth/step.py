@@ -73,4 +73,4 @@ def scale_hint(size: float, options: ImportOptions) -> str | None:
     )
 
 
-CLOTH_STEP = BuildStep("cloth", 500, import_cloth)
+CLOTH_STEP = BuildStep("cloth", import_cloth)

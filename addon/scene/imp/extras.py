@@ -123,4 +123,4 @@ def keep_extras(ctx: BuildContext) -> None:
         ctx.result.extras.append(f"{name} x{count} ({where})")
 
 
-EXTRAS_STEP = BuildStep("extras", 900.0, keep_extras)
+EXTRAS_STEP = BuildStep("extras", keep_extras)

@@ -1,9 +1,9 @@
 """The import's options: one dataclass per concern, each default in one place (no bpy).
 
-``ImportOptions`` nests ``transform``, ``mesh``, ``armature``, ``animation``, ``morphs`` and
-``cloth``. The import operators read their properties' defaults from these dataclasses, so a
-default changes here only. A new option: add a field (with its default and a comment) to the
-dataclass of its concern; a property to ``operators/import_x.py`` with
+``ImportOptions`` nests ``files``, ``transform``, ``mesh``, ``armature``, ``animation``,
+``morphs`` and ``cloth``. The import operators read their properties' defaults from these
+dataclasses, so a default changes here only. A new option: add a field (with its default and
+a comment) to the dataclass of its concern; a property to ``operators/import_x.py`` with
 ``default=DEFAULTS.<concern>.<field>``, passed on in the operator's ``import_options``; the step
 reads ``ctx.options.<concern>.<field>``.
 
@@ -19,6 +19,15 @@ from typing import Any
 from ..anim.key_sampling import DEFAULT_MAX_STEP
 from ..morph.phonemes import DEFAULT_PHONEME_TARGETS
 from .convert import Conversion
+
+
+@dataclass
+class FileOptions:
+    # how names inside files are decoded: "auto", "utf-8", "shift_jis", "cp1252" (see
+    # addon.xfile.ENCODINGS); auto takes UTF-8 when valid, else guesses a legacy code page
+    names_encoding: str = "auto"
+    # more folders to take textures from; else only the .x file's folder tree is searched
+    texture_folders: tuple[str, ...] = ()
 
 
 @dataclass
@@ -85,6 +94,7 @@ class ClothOptions:
 
 
 _GROUPS: dict[str, type] = {
+    "files": FileOptions,
     "transform": TransformOptions,
     "mesh": MeshOptions,
     "armature": ArmatureOptions,
@@ -100,6 +110,7 @@ _FLAT: dict[str, str] = {f.name: g for g, cls in _GROUPS.items() for f in fields
 class ImportOptions:
     """Every import option, by concern; see the module docstring for flat keywords."""
 
+    files: FileOptions = field(default_factory=FileOptions)
     transform: TransformOptions = field(default_factory=TransformOptions)
     mesh: MeshOptions = field(default_factory=MeshOptions)
     armature: ArmatureOptions = field(default_factory=ArmatureOptions)
@@ -115,8 +126,10 @@ class ImportOptions:
         animation: AnimationOptions | None = None,
         morphs: MorphImportOptions | None = None,
         cloth: ClothOptions | None = None,
+        files: FileOptions | None = None,
         **flat: Any,
     ) -> None:
+        self.files = files or FileOptions()
         self.transform = transform or TransformOptions()
         self.mesh = mesh or MeshOptions()
         self.armature = armature or ArmatureOptions()

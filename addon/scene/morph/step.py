@@ -48,4 +48,4 @@ def morph_sets(ctx: BuildContext) -> None:
         ctx.track(action)
 
 
-MORPH_STEP = BuildStep("morphs", 400, run)
+MORPH_STEP = BuildStep("morphs", run)

@@ -28,9 +28,20 @@ def is_skinned(mesh: MeshData) -> bool:
 
 
 def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, str]) -> None:
-    """One vertex group per file SkinWeights frame, filled by :func:`weight_batches`."""
+    """One vertex group per file SkinWeights frame.
+
+    ``VertexGroup.add`` takes one weight a call: weights shared by many vertices go in
+    batches (:func:`weight_batches`); mostly distinct weights (what exporters usually write)
+    one call a vertex, which skips the batching's sort and slicing.
+    """
     for group in skin.groups:
         vg = obj.vertex_groups.new(name=names.get(group.frame_name, group.frame_name))
+        w32 = np.asarray(group.weights, dtype=np.float64).astype(np.float32)
+        if 2 * len(np.unique(w32)) > len(w32):
+            add = vg.add
+            for index, value in zip(group.indices.tolist(), w32.tolist(), strict=True):
+                add([index], value, "REPLACE")
+            continue
         for indices, value, mode in weight_batches(group.indices, group.weights):
             vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
 
