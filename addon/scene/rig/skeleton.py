@@ -83,7 +83,10 @@ def flatten_frames(scene: SceneData) -> list[FrameNode]:
     nodes: list[FrameNode] = []
 
     def visit(frame: FrameData, parent: int) -> None:
-        node = FrameNode(len(nodes), frame.name, parent, np.asarray(frame.matrix, float), frame)
+        local = np.asarray(frame.matrix, float)
+        if not np.isfinite(local).all():  # as the hierarchy builder does (it warns)
+            local = np.eye(4)
+        node = FrameNode(len(nodes), frame.name, parent, local, frame)
         nodes.append(node)
         if parent >= 0:
             nodes[parent].children.append(node.index)
