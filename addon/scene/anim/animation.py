@@ -26,6 +26,7 @@ from .key_sampling import (
     refine_times,
     sample_parts,
     split_keys,
+    ticks_are_frames,
 )
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
@@ -96,7 +97,7 @@ def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
     """Scene rate from the keys' spacing (when whole), before ticks are turned into frames."""
     tps = data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
     times = [t.times for s in data.animation_sets for a in s.animations for t in a.tracks]
-    rate = guess_frame_rate(times, tps)
+    rate = ticks_are_frames(times, tps) or guess_frame_rate(times, tps)
     if rate is not None:
         blender_scene.render.fps = round(rate)
         blender_scene.render.fps_base = 1.0

@@ -1,19 +1,28 @@
 """Import build step: a file's ClothMasses / ClothSprings become cloth data on the mesh.
 
 Meshes with cloth data get it stored (see :mod:`.cloth_data`) and, when xof's physics
-properties are registered, xof cloth enabled over the scene's frame range. The importer keeps
+properties are registered, xof cloth enabled over the scene's frame range -- unless a morph
+set animates the mesh (a bake written by the exporter), which then plays instead. The importer keeps
 the file's vertex order, so file indices are Blender vertex indices.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..imp.context import BuildStep
 from .data import apply_cloth_data
 
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
+
+
+def _plays_morphs(obj: Any) -> bool:
+    """The mesh's shape keys are animated (a baked simulation written as a morph set):
+    live cloth would fight them."""
+    key = getattr(obj.data, "shape_keys", None)
+    anim = key.animation_data if key is not None else None
+    return anim is not None and anim.action is not None
 
 
 def import_cloth(ctx: BuildContext) -> None:
@@ -25,7 +34,9 @@ def import_cloth(ctx: BuildContext) -> None:
         for text in apply_cloth_data(obj, cloth):
             ctx.warn(f"{obj.name}: {text}")
         props = getattr(obj, "xof_physics", None)
-        if enable and props is not None:
+        if enable and props is not None and _plays_morphs(obj):
+            ctx.warn(f"{obj.name}: cloth data kept, live cloth off: a morph set plays its motion")
+        elif enable and props is not None:
             scene = ctx.blender_scene
             if scene is not None:
                 props.frame_start = scene.frame_start

@@ -22,7 +22,9 @@ from .skinning import attach_to_bones, is_skinned, remove_objects, skin_object
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
 
-_RIG = "_xof_rig"  # attribute on the BuildContext that carries the rig to the animation step
+_RIG = "_xof_rig"
+#: pose-bone property: the ``matrix_basis`` of the file's frame pose (16 floats, row-major)
+FILE_POSE = "xof_pose"  # attribute on the BuildContext that carries the rig to the animation step
 
 
 @dataclass(eq=False)
@@ -55,6 +57,10 @@ def show_file_pose(plan: SkeletonPlan, armature: BuiltArmature, conversion: obje
         ]
     )
     pose_bones(armature.obj, [b.name for b in plan.bones], bases)
+    pose = armature.obj.pose
+    assert pose is not None
+    for b, basis in zip(plan.bones, bases, strict=True):  # for the exporter: actions overwrite
+        pose.bones[b.name][FILE_POSE] = [float(v) for v in basis.reshape(-1)]
 
 
 def build_rig(ctx: BuildContext) -> None:
