@@ -36,7 +36,7 @@ FRAMES = {
 }
 
 
-def rig60_text() -> str:
+def rig60_text(sets: tuple[str, ...] = ("Walk", "Wave")) -> str:
     weights = column_weights()
     skin = "XSkinMeshHeader { 2; 4; 3; }\n"
     for bone, (idx, w) in weights.items():
@@ -66,4 +66,5 @@ def rig60_text() -> str:
         + key_block(2, ticks, [[0, 2, 0.1]] * 3),
     )
     wave += "}\n"
-    return "xof 0303txt 0032\nAnimTicksPerSecond { 4800; }\n" + body + hip + walk + wave
+    chosen = "".join(text for name, text in (("Walk", walk), ("Wave", wave)) if name in sets)
+    return "xof 0303txt 0032\nAnimTicksPerSecond { 4800; }\n" + body + hip + chosen
