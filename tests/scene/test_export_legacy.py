@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from xof.addon.scene.export.legacy import fan_corners, strongest_weights
 from xof.addon.scene.export.names import NameTable, ascii_name
 
