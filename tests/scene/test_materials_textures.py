@@ -114,7 +114,7 @@ def test_texture_loaded_once_and_missing_is_a_warning(tmp_path: Path):
     loaded = bpy.data.images["skin.png"]
     assert loaded.size[:] == (1, 1) and Path(loaded.filepath) == tmp_path / "tex" / "skin.png"
     missing = bpy.data.images["gone.tga"]
-    assert missing.filepath == "gone.tga"
+    assert missing.filepath == "//gone.tga"
     assert [w for w in ctx.result.warnings if "gone.tga" in w and "not found" in w]
     for name, image in (("A", loaded), ("B", loaded), ("C", missing)):
         node = next(n for n in bpy.data.materials[name].node_tree.nodes if n.type == "TEX_IMAGE")

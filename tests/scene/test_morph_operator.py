@@ -110,3 +110,16 @@ def test_operator_reads_real_files(active_mesh, tmp_path):
     assert bpy.ops.xof.shape_keys_from_x(filepath=str(path)) == {"FINISHED"}
     want = fixture.meshes["Smile"][:, [0, 2, 1]]
     np.testing.assert_allclose(block_positions(active_mesh, "Smile"), want, atol=1e-6)
+
+
+def test_a_truncated_file_reports_the_read_error_not_a_missing_mesh(active_mesh, tmp_path):
+    fixture = target_file({"Smile": (81, 12)})
+    path = fixture.write(tmp_path / "smile.x")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RuntimeError) as raised:
+        bpy.ops.xof.shape_keys_from_x(filepath=str(path))
+    message = str(raised.value)
+    assert "smile.x" in message and "vertices was found" not in message
+    keys = active_mesh.data.shape_keys
+    assert keys is None or "Smile" not in keys.key_blocks
