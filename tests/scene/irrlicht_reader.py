@@ -18,7 +18,7 @@ import numpy as np
 
 SOURCE = Path(__file__).resolve().parent / "irrlicht" / "xload.cpp"
 INCLUDE = Path("/usr/include/irrlicht")
-HINT = "Irrlicht 1.8 is needed: apt-get install libirrlicht-dev g++ (.ci/run installs it)"
+HINT = "Irrlicht 1.8 is needed: `make reference-readers` (apt-get libirrlicht-dev g++)"
 
 
 def build(folder: Path) -> tuple[Path | None, str]:
