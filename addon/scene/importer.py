@@ -15,7 +15,7 @@ from pathlib import Path
 
 import bpy
 
-from ..xfile import XDocument, read
+from ..xfile import read
 from ..xfile.views.model import MeshData, SceneData
 from .anim.step import ANIMATION_STEP
 from .cloth.step import CLOTH_STEP
@@ -48,7 +48,6 @@ def build_scene(
     collection: bpy.types.Collection | None = None,
     *,
     filepath: str | None = None,
-    document: XDocument | None = None,
     result: ImportResult | None = None,
     steps: Sequence[BuildStep] | None = None,
     progress: Progress | None = None,
@@ -64,18 +63,16 @@ def build_scene(
             raise RuntimeError("no collection to import into")
     conv = options.conversion()
     ctx = BuildContext(
-        scene, options, conv, collection, result, filepath, document,
-        blender_scene=bpy.context.scene,
+        scene, options, conv, collection, result, filepath, blender_scene=bpy.context.scene
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
     textures = TextureLoader(folder)
     materials = MaterialCache(textures)
-    mesh_options = options.mesh_options()
+    mesh_options = options.mesh
 
     def mesh_datablock(mesh: MeshData, name: str) -> bpy.types.Mesh:
         build = build_mesh(mesh, conv, name, mesh_options, materials.get)
-        ctx.mesh_builds[mesh] = build
         result.meshes.append(build.mesh)
         result.vertex_count += len(build.mesh.vertices)
         result.face_count += len(build.mesh.polygons)
@@ -86,7 +83,7 @@ def build_scene(
         return build.mesh
 
     builder = HierarchyBuilder(
-        conv, collection, mesh_datablock, options.keep_empty_frames, empty_size=conv.scale
+        conv, collection, mesh_datablock, options.mesh.keep_empty_frames, empty_size=conv.scale
     )
     hierarchy = builder.build(scene)
     ctx.frame_objects = hierarchy.frame_objects
@@ -122,14 +119,13 @@ def import_files(
     try:
         with rollback.transaction():
             for path in paths:
-                document = read(str(path))
-                scene = scene_data_of(document)
+                scene = scene_data_of(read(str(path)))
                 total = len(scene.all_meshes()) + len(STEPS) + 1
                 progress = Progress(total, f"xof {Path(path).name}")
                 result.files.append(str(path))
                 build_scene(
                     scene, options, collection,
-                    filepath=str(path), document=document, result=result,
+                    filepath=str(path), result=result,
                     progress=progress,
                 )  # fmt: skip
                 progress.end()

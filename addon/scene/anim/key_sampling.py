@@ -169,11 +169,6 @@ def channels_from_matrices(
     return Channels(frames, loc, make_continuous(quat), scale, location_slope)
 
 
-def ticks_to_frames(ticks: np.ndarray, ticks_per_second: float, fps: float) -> np.ndarray:
-    """Tick times -> scene frames (tick 0 is frame 0)."""
-    return np.asarray(ticks, dtype=np.float64) * (fps / ticks_per_second)
-
-
 #: rates a file's key spacing is believed to reveal; sparser keying says nothing about the rate
 COMMON_RATES = (12, 15, 24, 25, 30, 48, 50, 60, 72, 90, 100, 120)
 

@@ -1,10 +1,7 @@
 """The import's animation step: every AnimationSet as an action (see :mod:`.animation`).
 
-Options come from ``ImportOptions.extra["animation"]`` (the operator's Animation panel):
-``enabled`` (bool, default True); ``scene_timing`` (bool, default True) sets the scene's frame
-rate (when the key spacing gives a whole one) and frame range from the file;
-``slerp_step_degrees`` (float, default 4): rotation spans wider than this get extra keys so
-Blender's interpolation follows the file's slerp; 0 keeps exactly the file's key times.
+Options: ``ImportOptions.animation`` (``enabled``, ``scene_timing``, ``slerp_step`` in
+radians); the bones come from the rig step's ``ctx.rig``.
 """
 
 from __future__ import annotations
@@ -15,9 +12,8 @@ import bpy
 import numpy as np
 
 from ..imp.context import BuildStep
-from ..rig.step import Rig, options_of, rig_of
+from ..rig.armature import Rig
 from .animation import AnimationTargets, BoneTarget, apply_scene_timing, build_actions
-from .key_sampling import DEFAULT_MAX_STEP
 
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
@@ -50,17 +46,17 @@ def animation_targets(ctx: BuildContext, rig: Rig | None) -> AnimationTargets:
 
 def build_animation(ctx: BuildContext) -> None:
     """Every AnimationSet as an action (see :mod:`.animation`)."""
-    opts = options_of(ctx, "animation")
-    if not ctx.scene.animation_sets or not opts.get("enabled", True):
+    opts = ctx.options.animation
+    if not ctx.scene.animation_sets or not opts.enabled:
         return
     scene = ctx.blender_scene or bpy.context.scene
     assert scene is not None
-    timing = bool(opts.get("scene_timing", True))
-    if timing:
+    if opts.scene_timing:
         apply_scene_timing(ctx.scene, scene)
-    targets = animation_targets(ctx, rig_of(ctx))
-    step = np.radians(float(opts.get("slerp_step_degrees", np.degrees(DEFAULT_MAX_STEP))))
-    actions, warnings = build_actions(ctx.scene, targets, ctx.conversion, scene, timing, step)
+    targets = animation_targets(ctx, ctx.rig)
+    actions, warnings = build_actions(
+        ctx.scene, targets, ctx.conversion, scene, opts.scene_timing, opts.slerp_step
+    )
     ctx.result.warnings.extend(warnings)
     for action in actions:
         ctx.track(action)

@@ -211,7 +211,7 @@ class ClothRuntime:
         self.simulator.set_state(entry.world_positions(), entry.velocities)
         self.sim_frame = frame
 
-    def step_once(self, obj: Any, scene: Any, depsgraph: Any, frame: int) -> CachedFrame:
+    def step_once(self, obj: Any, depsgraph: Any, frame: int) -> CachedFrame:
         """Simulate one frame forward from ``sim_frame`` to ``frame`` and cache it."""
         props = obj.xof_physics
         matrix = self.world_matrix(obj, depsgraph)
@@ -370,7 +370,7 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
         rt.resume_from(origin)
     steps = 0
     for g in range(origin + 1, f + 1):
-        entry = rt.step_once(obj, scene, depsgraph, g)
+        entry = rt.step_once(obj, depsgraph, g)
         steps += 1
     assert entry is not None
     rt.show(obj, entry)

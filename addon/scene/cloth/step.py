@@ -1,9 +1,10 @@
 """Import build step: a file's ClothMasses / ClothSprings become cloth data on the mesh.
 
-Meshes with cloth data get it stored (see :mod:`.cloth_data`) and, when xof's physics
-properties are registered, xof cloth enabled over the scene's frame range -- unless a morph
-set animates the mesh (a bake written by the exporter), which then plays instead. The importer keeps
-the file's vertex order, so file indices are Blender vertex indices.
+Meshes with cloth data get it stored (see :mod:`.data`) and, when xof's physics properties
+are registered and ``ImportOptions.cloth.enable`` is set, xof cloth enabled over the scene's
+frame range (:func:`.switch.enable`) -- unless a morph set animates the mesh (a bake
+written by the exporter), which then plays instead. The importer keeps the file's vertex
+order, so file indices are Blender vertex indices.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..imp.context import BuildStep
 from .data import apply_cloth_data
+from .switch import enable
 
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
@@ -26,22 +28,18 @@ def _plays_morphs(obj: Any) -> bool:
 
 
 def import_cloth(ctx: BuildContext) -> None:
-    enable = bool(ctx.options.extra.get("cloth", {}).get("enable", True))
+    simulate = ctx.options.cloth.enable
     for mesh_data, obj in ctx.mesh_objects.items():
         cloth = mesh_data.cloth
         if cloth is None or (cloth.masses is None and cloth.springs is None):
             continue
         for text in apply_cloth_data(obj, cloth):
             ctx.warn(f"{obj.name}: {text}")
-        props = getattr(obj, "xof_physics", None)
-        if enable and props is not None and _plays_morphs(obj):
-            ctx.warn(f"{obj.name}: cloth data kept, live cloth off: a morph set plays its motion")
-        elif enable and props is not None:
-            scene = ctx.blender_scene
-            if scene is not None:
-                props.frame_start = scene.frame_start
-                props.frame_end = scene.frame_end
-            props.enabled = True
+        if simulate and getattr(obj, "xof_physics", None) is not None:
+            if _plays_morphs(obj):
+                ctx.warn(f"{obj.name}: cloth data kept, live cloth off: a morph set plays it")
+            else:
+                enable(obj, ctx.blender_scene)
 
 
 CLOTH_STEP = BuildStep("cloth", 500, import_cloth)

@@ -32,8 +32,8 @@ class ExportOptions:
     #: AnimTicksPerSecond written; 0: the scene's rate when every key is on a whole frame
     #: (so a re-import gets the rate back), else 4800 (D3DX's own default)
     ticks_per_second: int = 0
-    #: zlib level of tzip/bzip: on the 1M grid level 1 took 0.6 s for 20.7 MB (bzip) and
-    #: 1.3 s for 33.9 MB (tzip), level 6 4.9 s for 23.4 MB and 6.2 s for 26.8 MB
+    #: zlib level of tzip/bzip: 1 is several times faster than 6 for files a little larger
+    #: (figures in tests/bench/README.md)
     compress_level: int = 1
 
     @property

@@ -1,43 +1,22 @@
-"""What the import's steps share: options, the result, the build context and the step type."""
+"""What the import's steps share: the result, the build context and the step type.
+
+The options are in :mod:`.options` (re-exported here).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import bpy
 
 from ...xfile import XDocument
 from ...xfile.views.model import FrameData, MeshData, SceneData
+from ..rig.armature import Rig
 from .convert import Conversion
-from .meshes import MeshBuild, MeshOptions
+from .options import ImportOptions
 
-
-@dataclass
-class ImportOptions:
-    axis_forward: str = "Z"  # file axis that becomes Blender +Y (D3D: +Z, into the screen)
-    axis_up: str = "Y"  # file axis that becomes Blender +Z
-    global_scale: float = 1.0
-    use_custom_normals: bool = True
-    shading: str = "SMOOTH"  # without (or ignoring) MeshNormals: "SMOOTH" or "FLAT"
-    use_uvs: bool = True
-    use_colors: bool = True
-    use_materials: bool = True
-    keep_empty_frames: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)  # options of build steps, by their name
-
-    def conversion(self) -> Conversion:
-        return Conversion.from_options(self.axis_forward, self.axis_up, self.global_scale)
-
-    def mesh_options(self) -> MeshOptions:
-        return MeshOptions(
-            use_custom_normals=self.use_custom_normals,
-            shading=self.shading,
-            use_uvs=self.use_uvs,
-            use_colors=self.use_colors,
-            use_materials=self.use_materials,
-        )
+__all__ = ["BuildContext", "BuildStep", "ImportOptions", "ImportResult", "scene_data_of"]
 
 
 @dataclass(eq=False)
@@ -78,12 +57,30 @@ class BuildContext:
     collection: bpy.types.Collection
     result: ImportResult
     filepath: str | None = None
-    document: XDocument | None = None
     frame_objects: dict[FrameData, bpy.types.Object] = field(default_factory=dict)
     mesh_objects: dict[MeshData, bpy.types.Object] = field(default_factory=dict)
-    mesh_builds: dict[MeshData, MeshBuild] = field(default_factory=dict)
-    roots: list[bpy.types.Object] = field(default_factory=list)
+    roots: list[bpy.types.Object] = field(default_factory=list)  # this file's, in the result too
     blender_scene: bpy.types.Scene | None = None
+    rig: Rig | None = None  # set by the rig step; None before it or without bones
+
+    def add_root(self, obj: bpy.types.Object) -> None:
+        """A new top-level object of this file: in the result's objects and roots."""
+        self.result.objects.append(obj)
+        self.result.roots.append(obj)
+        self.roots.append(obj)
+
+    def forget(self, *objects: bpy.types.Object) -> None:
+        """Drop ``objects`` (and their meshes) from every list and map of the build; a step
+        calls this before it removes them from ``bpy.data``."""
+        gone = {obj.as_pointer() for obj in objects}
+        meshes = {obj.data.as_pointer() for obj in objects if obj.data is not None}
+        for items in (self.result.objects, self.result.roots, self.roots):
+            items[:] = [obj for obj in items if obj.as_pointer() not in gone]
+        self.result.meshes[:] = [m for m in self.result.meshes if m.as_pointer() not in meshes]
+        for data in [m for m, o in self.mesh_objects.items() if o.as_pointer() in gone]:
+            del self.mesh_objects[data]
+        for frame in [f for f, o in self.frame_objects.items() if o.as_pointer() in gone]:
+            del self.frame_objects[frame]
 
     def warn(self, message: str) -> None:
         self.result.warnings.append(message)
@@ -98,7 +95,6 @@ def scene_data_of(doc: XDocument) -> SceneData:
     from ...xfile.views import scene_data
 
     return scene_data(doc)
-
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,10 @@ import numpy as np
 from ...xfile.views.model import MaterialData, MeshData
 from .convert import Conversion
 from .faces import FacePlan, plan_faces
+from .options import MeshOptions
 
 #: Blender 4.5 stores free custom normals as a float corner attribute; older needs the RNA call
 _FLOAT_CUSTOM_NORMALS = bpy.app.version >= (4, 5, 0)
-
-
-@dataclass
-class MeshOptions:
-    use_custom_normals: bool = True  # MeshNormals as custom split normals
-    shading: str = "SMOOTH"  # "SMOOTH" or "FLAT" for meshes without (or ignoring) normals
-    use_uvs: bool = True
-    use_colors: bool = True
-    use_materials: bool = True
 
 
 @dataclass(eq=False)
@@ -38,11 +30,6 @@ class MeshBuild:
     mesh: bpy.types.Mesh
     faces: FacePlan  # kept faces, and ``faces.per_loop`` / ``faces.loop_to_corner`` for corners
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def kept_faces(self) -> np.ndarray:
-        """(f,) bool: file faces present in the mesh, in order."""
-        return self.faces.kept
 
 
 def _set_attr(

@@ -25,6 +25,15 @@ class BuiltArmature:
     lengths: np.ndarray  # (bones,)
 
 
+@dataclass(eq=False)
+class Rig:
+    """What the rig step hands the later steps (``BuildContext.rig``)."""
+
+    plan: SkeletonPlan
+    armature: BuiltArmature | None  # None: the plan has no bones
+    skinned: set[bpy.types.Object]  # mesh objects deformed by the armature
+
+
 def as_matrix(m: np.ndarray) -> Matrix:
     return Matrix([[float(v) for v in row] for row in np.asarray(m).reshape(4, 4)])
 

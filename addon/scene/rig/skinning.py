@@ -87,7 +87,7 @@ def attach_to_bones(
 ) -> list[bpy.types.Object]:
     """Re-hang objects of bone frames and their children; returns the empties to remove.
 
-    The caller drops them from its bookkeeping, then deletes them (:func:`remove_objects`).
+    The caller drops them from its bookkeeping (``BuildContext.forget``), then deletes them.
     """
     inverses = [
         bone_parent_inverse(armature.rests[k], b.bind, float(armature.lengths[k]))
@@ -113,18 +113,3 @@ def attach_to_bones(
         removed.append(obj)
     return removed
 
-
-def remove_objects(
-    doomed: list[bpy.types.Object],
-    frame_objects: dict[FrameData, bpy.types.Object],
-    *lists: list[bpy.types.Object],
-) -> None:
-    """Forget ``doomed`` everywhere it is referenced, then delete the objects."""
-    gone = {obj.as_pointer() for obj in doomed}
-    for frame, obj in list(frame_objects.items()):
-        if obj.as_pointer() in gone:
-            del frame_objects[frame]
-    for seq in lists:
-        seq[:] = [obj for obj in seq if obj.as_pointer() not in gone]
-    for obj in doomed:
-        bpy.data.objects.remove(obj)

@@ -1,13 +1,11 @@
 """The import's rig step: the armature from the frames, skinned meshes onto it.
 
-Options come from ``ImportOptions.extra["armature"]`` (the operator's Armature panel):
-``every_frame`` (bool, default False) makes every frame a bone, not only the skinning ones,
-the animated ones in their trees and their ancestors.
+Options: ``ImportOptions.armature`` (``every_frame``). The rig goes to ``ctx.rig`` for the
+animation step.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,33 +13,16 @@ import bpy
 import numpy as np
 
 from ..imp.context import BuildStep
-from .armature import BuiltArmature, bone_basis, build_armature, pose_bones
+from .armature import BuiltArmature, Rig, bone_basis, build_armature, pose_bones
 from .skeleton import SkeletonPlan, convert_matrices, plan_skeleton
-from .skinning import attach_to_bones, is_skinned, remove_objects, skin_object
+from .skinning import attach_to_bones, is_skinned, skin_object
 
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
 
-_RIG = "_xof_rig"
-#: pose-bone property: the ``matrix_basis`` of the file's frame pose (16 floats, row-major)
-FILE_POSE = "xof_pose"  # attribute on the BuildContext that carries the rig to the animation step
-
-
-@dataclass(eq=False)
-class Rig:
-    plan: SkeletonPlan
-    armature: BuiltArmature | None
-    skinned: set[bpy.types.Object]
-
-
-def options_of(ctx: BuildContext, step: str) -> dict:
-    value = ctx.options.extra.get(step, {})
-    return value if isinstance(value, dict) else {}
-
-
-def rig_of(ctx: BuildContext) -> Rig | None:
-    rig = getattr(ctx, _RIG, None)
-    return rig if isinstance(rig, Rig) else None
+#: pose-bone property: the ``matrix_basis`` of the file's frame pose (16 floats, row-major),
+#: for the exporter (an action overwrites the pose bones' own values)
+FILE_POSE = "xof_pose"
 
 
 def show_file_pose(plan: SkeletonPlan, armature: BuiltArmature, conversion: object) -> None:
@@ -65,17 +46,14 @@ def show_file_pose(plan: SkeletonPlan, armature: BuiltArmature, conversion: obje
 
 def build_rig(ctx: BuildContext) -> None:
     """Armature from the frames, skinned meshes onto it, bone frames' objects onto bones."""
-    opts = options_of(ctx, "armature")
-    plan = plan_skeleton(ctx.scene, ctx.conversion, bool(opts.get("every_frame", False)))
+    plan = plan_skeleton(ctx.scene, ctx.conversion, ctx.options.armature.every_frame)
     ctx.result.warnings.extend(plan.warnings)
-    setattr(ctx, _RIG, Rig(plan, None, set()))
+    ctx.rig = Rig(plan, None, set())
     if not plan.bones:
         return
     name = Path(ctx.filepath).stem if ctx.filepath else "Armature"
     armature = build_armature(plan, name, ctx.collection)
-    ctx.result.objects.append(armature.obj)
-    ctx.result.roots.append(armature.obj)
-    ctx.roots.append(armature.obj)
+    ctx.add_root(armature.obj)
     show_file_pose(plan, armature, ctx.conversion)
     skinned: set[bpy.types.Object] = set()
     for mesh, obj in ctx.mesh_objects.items():
@@ -83,8 +61,10 @@ def build_rig(ctx: BuildContext) -> None:
             ctx.result.warnings.extend(skin_object(obj, mesh, plan, armature, ctx.conversion))
             skinned.add(obj)
     doomed = attach_to_bones(plan, armature, ctx.frame_objects, skinned)
-    remove_objects(doomed, ctx.frame_objects, ctx.result.objects, ctx.result.roots, ctx.roots)
-    setattr(ctx, _RIG, Rig(plan, armature, skinned))
+    ctx.forget(*doomed)
+    for obj in doomed:
+        bpy.data.objects.remove(obj)
+    ctx.rig = Rig(plan, armature, skinned)
 
 
 RIG_STEP = BuildStep("armature", 100.0, build_rig)
