@@ -21,9 +21,9 @@ from xof.addon.scene.export.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 
-from . import morph_fixtures as morphs  # noqa: E402
-from .roundtrip_scenes import rig60_text  # noqa: E402
-from .scene_fixtures import write_x  # noqa: E402
+from .. import morph_fixtures as morphs  # noqa: E402
+from ..roundtrip_scenes import rig60_text  # noqa: E402
+from ..scene_fixtures import write_x  # noqa: E402
 from .test_roundtrip import _curves, _get  # noqa: E402
 from .test_roundtrip_fixtures import cloth_text  # noqa: E402
 
@@ -168,7 +168,7 @@ def test_generated_scene_round_trips(name: str, fmt: str, bits: int, tmp_path: P
 def test_rig60_keeps_the_frame_pose_rate_and_skin_bones(tmp_path: Path) -> None:
     """Regressions: bones no set keys stood in the bind pose after a round trip; the export
     wrote a SkinWeights for every bone (here "hit", a bone only because Wave animates it)."""
-    from .roundtrip_scenes import BINDS, FRAMES
+    from ..roundtrip_scenes import BINDS, FRAMES
 
     source = tmp_path / "rig60.x"
     SCENES["rig60"](source)
@@ -250,7 +250,7 @@ def test_baked_cape_on_a_character_plays_its_bake_with_live_cloth_off(
     plays it: the same world positions at every key, live cloth off, cloth groups kept."""
     import addon_utils
 
-    from .test_cloth_deformed import _cape_text
+    from ..cloth.test_cloth_deformed import _cape_text
 
     fresh()
     addon_utils.enable("xof", default_set=True)

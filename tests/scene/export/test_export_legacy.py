@@ -60,8 +60,8 @@ from xof.addon.scene.export.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 
-from .roundtrip_scenes import rig60_text  # noqa: E402
-from .scene_fixtures import reset_blender  # noqa: E402
+from ..roundtrip_scenes import rig60_text  # noqa: E402
+from ..scene_fixtures import reset_blender  # noqa: E402
 from .test_roundtrip_fixtures import cloth_text  # noqa: E402
 
 

@@ -22,7 +22,7 @@ from .test_roundtrip import fresh  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COMBOS = [("txt", 32), ("txt", 64), ("bin", 32), ("bin", 64), ("tzip", 32), ("bzip", 64)]
 
 

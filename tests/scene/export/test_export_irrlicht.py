@@ -18,8 +18,8 @@ from xof.addon.scene.export.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 
+from ..roundtrip_scenes import rig60_text  # noqa: E402
 from . import irrlicht_reader  # noqa: E402
-from .roundtrip_scenes import rig60_text  # noqa: E402
 from .test_roundtrip import fresh  # noqa: E402
 from .test_roundtrip_fixtures import FIXTURES  # noqa: E402
 
