@@ -76,17 +76,18 @@ def write_file(
     error is an :class:`XFileError` that names the path and the cause.
     """
     fmt, bits, head = _choices(doc, fmt, float_bits)
+    parts: list[bytes | memoryview]
     if fmt == "txt":  # the pieces go to the file as they are: 100 MB are not joined first
-        parts: list[bytes] | list[object] = text_parts(doc, bits, head)
+        parts = list(text_parts(doc, bits, head))
     elif fmt == "bin":  # arrays go to the file from their own buffers
         parts = binary_parts(doc, bits, head)
     else:
         parts = [write(doc, fmt, bits, level=level)]
     replace_file(path, parts)
-    return sum(memoryview(p).nbytes for p in parts)  # type: ignore[arg-type]
+    return sum(memoryview(p).nbytes for p in parts)
 
 
-def replace_file(path: str | os.PathLike[str], parts: Iterable[object]) -> None:
+def replace_file(path: str | os.PathLike[str], parts: Iterable[bytes | memoryview]) -> None:
     """Write ``parts`` (bytes-like) to a temporary file beside ``path``, then rename it over
     ``path``; on any failure the temporary file is removed and ``path`` is untouched."""
     target = os.fspath(path)
@@ -99,7 +100,7 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[object]) -> None:
         raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.writelines(parts)  # type: ignore[arg-type]
+            handle.writelines(parts)
         os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
     except OSError as exc:
