@@ -294,3 +294,45 @@ def test_baked_cape_on_a_character_plays_its_bake_with_live_cloth_off(
             np.testing.assert_allclose(_world_positions(cape), baked[f], atol=TOL, err_msg=f)
     finally:
         addon_utils.disable("xof")
+
+
+def test_shape_key_bake_round_trips_as_a_morph_set(tmp_path: Path) -> None:
+    """A cloth baked to shape keys: every 3rd baked frame (and the last) becomes a morph key
+    after a first key naming the base mesh; the re-import shows the baked shapes at those
+    frames and leaves live cloth off."""
+    import addon_utils
+
+    fresh()
+    addon_utils.enable("xof", default_set=True)
+    try:
+        source = tmp_path / "flag.x"
+        write_x(source, [cloth_text()])
+        assert bpy.ops.import_scene.x(filepath=str(source)) == {"FINISHED"}
+        flag = bpy.data.objects["Flag"]
+        flag.xof_physics.frame_start, flag.xof_physics.frame_end = 1, 10
+        flag.xof_physics.bake_target = "SHAPE_KEYS"
+        bpy.context.view_layer.objects.active = flag
+        assert bpy.ops.xof.sim_bake() == {"FINISHED"}
+        keys = [1, 4, 7, 10]
+        scene = bpy.context.scene
+        baked = {}
+        for f in keys:
+            scene.frame_set(f)
+            baked[f] = _world_positions(flag)
+        out = tmp_path / "out.x"
+        assert bpy.ops.export_scene.x(filepath=str(out), bake_step=3) == {"FINISHED"}
+        scene_data = read(out).scene()
+        (morph_set,) = scene_data.morph_sets
+        (frame,) = [f for f in scene_data.frames if f.name == "Flag"]
+        assert morph_set.keys[0].mesh_name == frame.meshes[0].name  # the base mesh first
+        assert [k.mesh_name for k in morph_set.keys[1:]] == [f"xof_cloth_{f:04d}" for f in keys]
+        fresh()
+        addon_utils.enable("xof", default_set=True)
+        assert bpy.ops.import_scene.x(filepath=str(out)) == {"FINISHED"}
+        flag = bpy.data.objects["Flag"]
+        assert not flag.xof_physics.enabled
+        for f in keys:
+            bpy.context.scene.frame_set(f)
+            np.testing.assert_allclose(_world_positions(flag), baked[f], atol=TOL, err_msg=f)
+    finally:
+        addon_utils.disable("xof")
