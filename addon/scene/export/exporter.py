@@ -8,6 +8,7 @@ animation, morph and cloth data, each named in a warning when .X cannot hold it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 
@@ -381,9 +382,11 @@ def export_scene(
     options = options or ExportOptions()
     context = context or bpy.context
     folder = os.path.dirname(os.path.abspath(filepath))
-    # big fresh arrays without huge-page advice: with THP defrag=madvise each 2 MiB fault may
-    # compact memory synchronously, which took about half of a binary export's CPU time
-    with small_pages():
+    # binary: big fresh arrays without huge-page advice (with THP defrag=madvise each 2 MiB
+    # fault may compact memory synchronously: about half of a binary export's CPU); text
+    # formatting gathers across the arrays and is faster on huge pages
+    binary = options.format in ("bin", "bzip")
+    with small_pages() if binary else contextlib.nullcontext():
         doc, result = build_document(context, options, folder)
         result.filepath = filepath
         result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
