@@ -176,7 +176,7 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
         bones = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
         skin = skin_objects(
             obj, arm, bones, built.vmap, built.file_corners, built.sizes, st.space,
-            st.result.warnings, MAX_WEIGHTS if opts.legacy else 0,
+            st.result.warnings, MAX_WEIGHTS if opts.legacy else 0, opts.legacy,
         )  # fmt: skip
         built.obj.children.extend(skin)
     if opts.use_cloth:

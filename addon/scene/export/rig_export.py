@@ -18,7 +18,7 @@ from ..cloth.data import DAMPING_GROUP, MASS_GROUP, STIFFNESS_GROUP
 from ..rig.armature import read_matrix
 from .legacy import strongest_weights
 from .mesh_arrays import VertexMap
-from .names import sanitize
+from .names import ascii_name, sanitize
 from .space import FileSpace
 
 _CLOTH_GROUPS = (MASS_GROUP, STIFFNESS_GROUP, DAMPING_GROUP)
@@ -112,11 +112,13 @@ def skin_objects(
     space: FileSpace,
     warnings: list[str] | None = None,
     max_weights: int = 0,
+    ascii_names: bool = False,
 ) -> list[XObject]:
     """XSkinMeshHeader and one SkinWeights per bone that weighs some vertex of the mesh
     (helper frames and bones that move nothing stay frames without one).
 
-    ``max_weights`` > 0 keeps each vertex's strongest weights, scaled to the same sum.
+    ``max_weights`` > 0 keeps each vertex's strongest weights, scaled to the same sum;
+    ``ascii_names`` spells the stray groups' names in ASCII (both for Legacy files).
     Vertex groups with weights that name no bone (the importer keeps those of SkinWeights
     whose frame a file lacks) are written too, with an identity offset, and named in a warning.
     """
@@ -152,7 +154,7 @@ def skin_objects(
     ]  # fmt: skip
     for group in strays:
         idx, w = _skin_entry(group.name, group, weights, vmap)
-        add(sanitize(group.name), idx, w, np.eye(4))
+        add(ascii_name(group.name) if ascii_names else sanitize(group.name), idx, w, np.eye(4))
     if strays and warnings is not None:
         warnings.append(
             f"{obj.name}: vertex group(s) {', '.join(g.name for g in strays)} name no bone of "
