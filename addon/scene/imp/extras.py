@@ -106,7 +106,12 @@ def keep_extras(ctx: BuildContext) -> None:
         attach(obj, extras)
         kept += extras
     used = {id(m.source) for mesh in ctx.scene.all_meshes() for m in mesh.materials}
-    top = [o for o in ctx.scene.extras if id(o) not in used]  # not referenced materials
+    imported = ctx.options.mesh.use_materials  # then the importer builds unused Materials too
+    top = [
+        o
+        for o in ctx.scene.extras
+        if id(o) not in used and not (imported and o.template == "Material")
+    ]
     if top:
         if ctx.roots:
             attach(ctx.roots[0], top)
@@ -118,4 +123,4 @@ def keep_extras(ctx: BuildContext) -> None:
         ctx.result.extras.append(f"{name} x{count} ({where})")
 
 
-EXTRAS_STEP = BuildStep("extras", 900.0, keep_extras)
+EXTRAS_STEP = BuildStep("extras", keep_extras)
