@@ -24,6 +24,7 @@ BENCH_ARGS ?=
 BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py))
 
 .PHONY: help env env-lts lint format format-check mypy pytest test test-lts demo bench fuzz extension \
+	reference-readers \
 	fuzz-smoke fuzz-atheris fuzz-import \
 	clean distclean
 
@@ -36,6 +37,7 @@ help:
 	@echo "make bench      generate the benchmark inputs and run the benchmarks"
 	@echo "make fuzz       fuzz the reader: 100k mutated files, figures in out/fuzz.json"
 	@echo "                (fuzz-smoke: the short run in make test; fuzz-atheris; fuzz-import)"
+	@echo "make reference-readers  apt-get the readers tests compare with (Assimp, Irrlicht + g++)"
 	@echo "make clean      remove caches and build output; distclean also the environments"
 	@echo "PYTEST_ARGS='-k name -x' narrows a test run."
 
@@ -150,6 +152,20 @@ fuzz-atheris: $(STAMP)
 
 fuzz-import: $(STAMP)
 	$(PY) -m tests.fuzz.import_campaign --inputs 5000 --report out/fuzz-import.json
+
+# Optional readers the tests compare our exports with (skipped with a message when missing):
+# Assimp's command line and Irrlicht 1.8's .X loader (headers + library, built with g++).
+# Installs with apt-get (Debian/Ubuntu, as root) what is not there yet.
+REFERENCE_PACKAGES := assimp-utils libirrlicht-dev g++
+reference-readers:
+	@missing=""; \
+	command -v assimp >/dev/null 2>&1 || missing="$$missing assimp-utils"; \
+	[ -f /usr/include/irrlicht/irrlicht.h ] || missing="$$missing libirrlicht-dev"; \
+	command -v g++ >/dev/null 2>&1 || missing="$$missing g++"; \
+	if [ -z "$$missing" ]; then echo "reference readers: installed"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "reference readers missing:$$missing (install them with your package manager)" >&2; exit 1; fi; \
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } >/dev/null
 
 clean:
 	rm -rf build out .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -27,6 +27,7 @@ from .key_sampling import (
     refine_times,
     sample_parts,
     split_keys,
+    ticks_are_frames,
 )
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
@@ -99,7 +100,7 @@ def apply_scene_timing(
     """Scene rate from the keys' spacing (when whole), before ticks are turned into frames."""
     tps = ticks_per_second or data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
     times = [t.times for s in data.animation_sets for a in s.animations for t in a.tracks]
-    rate = guess_frame_rate(times, tps)
+    rate = ticks_are_frames(times, tps) or guess_frame_rate(times, tps)
     if rate is not None:
         blender_scene.render.fps = round(rate)
         blender_scene.render.fps_base = 1.0
