@@ -10,6 +10,7 @@ runs in its own session, so a Ctrl-C at the terminal reaches only the parent, wh
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import json
 import os
 import resource
@@ -39,6 +40,7 @@ def _rss_mb() -> dict[str, float]:
 
 def serve(in_fd: int, out_fd: int) -> None:
     """The child's loop: tasks in, results out, until the parent closes the pipe."""
+    faulthandler.enable()  # a crash leaves the Python stack in the worker's log
     tasks = Connection(in_fd, writable=False)
     results = Connection(out_fd, readable=False)
     try:
@@ -93,6 +95,8 @@ class WorkerProcess:
         self._tasks: Connection | None = None
         self._results: Connection | None = None
         self._log_path: Path | None = None
+        self._log_offset = 0  # where the current task's part of the log begins
+        self.timed_out = False
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
@@ -104,6 +108,7 @@ class WorkerProcess:
         env = dict(os.environ if self.env is None else self.env)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
         self._log_path = self.log_dir / f"worker-{os.getpid()}-{id(self)}-{self.starts}.log"
+        self._log_offset = 0
         with open(self._log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "addon.batch.worker", str(r1), str(w2)],
@@ -154,12 +159,15 @@ class WorkerProcess:
 
     # -- talking -----------------------------------------------------------------------------
     def _receive(self, timeout: float) -> dict[str, Any] | None:
-        """The next message, or None when the child died or ``timeout`` passed."""
+        """The next message; None when the child closed its end (died) or ``timeout`` passed
+        (``self.timed_out`` says which)."""
         assert self._results is not None and self.proc is not None
+        self.timed_out = False
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
+                self.timed_out = True
                 return None
             try:
                 if self._results.poll(min(left, 1.0)):
@@ -176,9 +184,13 @@ class WorkerProcess:
         code = self.proc.poll() if self.proc is not None else None
         tail = ""
         if self._log_path is not None and self._log_path.is_file():
-            text = self._log_path.read_bytes()[-_LOG_TAIL:].decode("utf-8", "replace").strip()
-            lines = [ln for ln in text.splitlines() if ln.strip()][-6:]
-            tail = (" (log: " + " | ".join(lines) + ")") if lines else ""
+            with open(self._log_path, "rb") as log:
+                log.seek(self._log_offset)
+                text = log.read().decode("utf-8", "replace")
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            fatal = [ln for ln in lines if ln.startswith("Fatal Python error")]
+            picked = (fatal[:1] + [ln for ln in lines if ln.startswith("File ")][-2:]) or lines[-3:]
+            tail = (" (log: " + " | ".join(picked) + ")")[:_LOG_TAIL] if picked else ""
         return f"the worker {_describe_exit(code)} {when}{tail}"
 
     def run(self, task: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -193,6 +205,7 @@ class WorkerProcess:
                     "seconds": time.perf_counter() - start,
                 }
         assert self._tasks is not None
+        self._log_offset = self._log_path.stat().st_size if self._log_path else 0
         try:
             self._tasks.send_bytes(json.dumps(task).encode())
             result = self._receive(timeout)
@@ -200,9 +213,8 @@ class WorkerProcess:
             result = None
         if result is not None:
             return result
-        if self.alive:  # no answer in time: stop it, the next file gets a fresh worker
-            assert self.proc is not None
-            self.proc.kill()
+        if self.timed_out:  # no answer in time: stop it, the next file gets a fresh worker
+            self.kill()
             error = f"no result after {timeout:g} s; the worker was stopped"
         else:
             error = self._death("during the conversion")
