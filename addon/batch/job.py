@@ -141,20 +141,21 @@ def reset() -> float:
 
 
 def _test_hook(source: str) -> None:
-    """For the tests only: ``XOF_BATCH_TEST_CRASH=MODE:NAME`` makes the worker die (``exit``:
-    ``os._exit``; ``segv``: SIGSEGV; ``hang``: sleep) on the file whose name is NAME."""
-    spec = os.environ.get("XOF_BATCH_TEST_CRASH", "")
-    mode, _, name = spec.partition(":")
-    if not name or Path(source).name != name:
-        return
-    if mode == "exit":
-        os._exit(70)
-    if mode == "segv":
-        import signal
+    """For the tests only: ``XOF_BATCH_TEST_CRASH=MODE:NAME[,MODE:NAME...]`` makes the worker
+    die (``exit``: ``os._exit(70)``; ``segv``: SIGSEGV) or hang (``hang``) on the file named
+    NAME."""
+    for spec in os.environ.get("XOF_BATCH_TEST_CRASH", "").split(","):
+        mode, _, name = spec.partition(":")
+        if not name or Path(source).name != name:
+            continue
+        if mode == "exit":
+            os._exit(70)
+        if mode == "segv":
+            import signal
 
-        os.kill(os.getpid(), signal.SIGSEGV)
-    if mode == "hang":
-        time.sleep(3600)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if mode == "hang":
+            time.sleep(3600)
 
 
 def bake_cloth(frames: int) -> list[str]:

@@ -82,8 +82,10 @@ class Progress:
             self.stream.flush()
             return
         changed = text.split(", ")[:2] != self._last_line.split(", ")[:2]
-        if (final and changed) or (changed and now - self._last_time >= 1.0) or (
-            now - self._last_time >= 10
+        if (
+            (final and changed)
+            or (changed and now - self._last_time >= 1.0)
+            or (now - self._last_time >= 10)
         ):
             self.stream.write(f"progress: {text}\n")
             self.stream.flush()

@@ -189,7 +189,7 @@ class WorkerProcess:
                 text = log.read().decode("utf-8", "replace")
             lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
             fatal = [ln for ln in lines if ln.startswith("Fatal Python error")]
-            picked = (fatal[:1] + [ln for ln in lines if ln.startswith("File ")][-2:]) or lines[-3:]
+            picked = (fatal[:1] + [ln for ln in lines if ln.startswith("File ")][:2]) or lines[-3:]
             tail = (" (log: " + " | ".join(picked) + ")")[:_LOG_TAIL] if picked else ""
         return f"the worker {_describe_exit(code)} {when}{tail}"
 
