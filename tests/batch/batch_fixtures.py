@@ -11,6 +11,7 @@ import os
 import shutil
 import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +20,6 @@ import pytest
 from tests.scene import morph_fixtures
 from tests.scene.scene_fixtures import frame_text, material_text, mesh_text, write_x
 from tests.scene.skin_fixtures import anim_only_text, character_text
-from tests.scene.test_materials_textures import PNG_1X1
-from tests.scene.test_roundtrip_fixtures import cloth_text
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = Path(
@@ -28,6 +27,23 @@ VALIDATOR = Path(
         "XOF_GLTF_VALIDATOR", ROOT / ".tools" / "node" / "node_modules" / "gltf-validator"
     )
 )
+
+
+def png_2x2() -> bytes:
+    """A 2 x 2 RGB PNG (written with the stdlib)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    header = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
+    rows = b"\x00\xff\x00\x00\x00\xff\x00" + b"\x00\x00\x00\xff\xff\xff\xff"
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + (chunk(b"IEND", b""))
+    )
 
 
 def textured_text() -> str:
@@ -39,22 +55,21 @@ def textured_text() -> str:
 
 
 def write_library(folder: Path) -> dict[str, Path]:
-    """A small library: files at the top, in a sub-folder and with an upper-case suffix."""
+    """A small library: files at the top, in sub-folders and with an upper-case suffix; the
+    examples (cape.x and flag.x: cloth) at the top."""
     (folder / "chars").mkdir(parents=True)
     (folder / "props").mkdir()
     files = {
         "character": folder / "chars" / "character.x",
         "anim_only": folder / "chars" / "nod.X",
         "morph": folder / "morph.x",
-        "cloth": folder / "props" / "cloth.x",
         "textured": folder / "props" / "crate.x",
     }
     files["character"].write_text(character_text(), "ascii")
     files["anim_only"].write_text(anim_only_text(), "ascii")
     morph_fixtures.dance().write(files["morph"])
-    write_x(files["cloth"], [cloth_text()])
     write_x(files["textured"], [textured_text()])
-    (folder / "props" / "crate.png").write_bytes(PNG_1X1)
+    (folder / "props" / "crate.png").write_bytes(png_2x2())
     for example in sorted((ROOT / "examples").glob("*.x")):
         shutil.copy2(example, folder / example.name)
         files[example.stem] = folder / example.name
