@@ -24,12 +24,19 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository root: the extension
 PACKAGE = "xof"
 
 
+def _bpy() -> Any:
+    """The bpy module, untyped: this module drives operators and data of any kind."""
+    import bpy
+
+    return bpy
+
+
 def enable_extension() -> str:
     """Enable the repository as the extension ``xof`` (linked in a temporary folder on
     ``sys.path``, as a clone is used without installing); returns the package name."""
     import addon_utils
-    import bpy
 
+    bpy = _bpy()
     if not hasattr(bpy.ops.import_scene, "x") or PACKAGE not in sys.modules:
         link_dir = Path(tempfile.mkdtemp(prefix="xof-batch-pkg-"))
         (link_dir / PACKAGE).symlink_to(ROOT, target_is_directory=True)
@@ -42,8 +49,7 @@ def enable_extension() -> str:
 
 def operator_properties() -> dict[str, tuple[str, bool]]:
     """The import operator's properties: ``name -> (RNA type, is an enum flag)``."""
-    import bpy
-
+    bpy = _bpy()
     rna = bpy.ops.import_scene.x.get_rna_type()
     return {
         p.identifier: (p.type, bool(getattr(p, "is_enum_flag", False)))
@@ -117,8 +123,7 @@ def _fcurves(action: Any) -> list[Any]:
 def counts() -> dict[str, int]:
     """What the session holds: objects, vertices (of mesh objects), bones, actions, keys
     (keyframe points), shape keys (key blocks besides each basis), materials."""
-    import bpy
-
+    bpy = _bpy()
     meshes = {o.data for o in bpy.data.objects if o.type == "MESH"}
     return {
         "objects": len(bpy.data.objects),
@@ -133,8 +138,7 @@ def counts() -> dict[str, int]:
 
 def reset() -> float:
     """An empty session (the extension stays enabled); returns the milliseconds it took."""
-    import bpy
-
+    bpy = _bpy()
     start = time.perf_counter()
     bpy.ops.wm.read_homefile(use_empty=True)
     return (time.perf_counter() - start) * 1e3
@@ -160,8 +164,7 @@ def _test_hook(source: str) -> None:
 
 def bake_cloth(frames: int) -> list[str]:
     """Simulate every mesh with xof cloth for ``frames`` frames and bake to shape keys."""
-    import bpy
-
+    bpy = _bpy()
     scene = bpy.context.scene
     baked: list[str] = []
     for obj in list(bpy.data.objects):
@@ -183,8 +186,7 @@ def bake_cloth(frames: int) -> list[str]:
 def _copy_textures(folder: Path, source_dir: Path) -> None:
     """Copy every image file into ``folder`` (keeping its place below the source's folder, else
     by name) and point the images there, so exporters write paths relative to the output."""
-    import bpy
-
+    bpy = _bpy()
     for image in bpy.data.images:
         if image.source != "FILE" or image.packed_file is not None or not image.filepath:
             continue
@@ -203,8 +205,7 @@ def _copy_textures(folder: Path, source_dir: Path) -> None:
 
 def export(target: str, path: Path, source_dir: Path) -> None:
     """Write the session as ``target`` to ``path`` (a file in a fresh temporary folder)."""
-    import bpy
-
+    bpy = _bpy()
     if target in ("glb", "gltf"):
         bpy.ops.export_scene.gltf(
             filepath=str(path),
@@ -254,8 +255,7 @@ def _publish(staging: Path, output: Path) -> None:
 
 def convert(task: dict[str, Any], props: dict[str, tuple[str, bool]]) -> dict[str, Any]:
     """Convert ``task["source"]`` to ``task["output"]``; a result dict, never an exception."""
-    import bpy
-
+    bpy = _bpy()
     source, output = Path(task["source"]), Path(task["output"])
     target = task["to"]
     start = time.perf_counter()
