@@ -186,12 +186,20 @@ def convert(args: argparse.Namespace) -> int:
             if args.scheduler:
                 from .cluster import DaskRunner
 
-                runner = DaskRunner(args.scheduler, args.timeout)
+                try:
+                    runner = DaskRunner(args.scheduler, args.timeout)
+                except (OSError, RuntimeError, TimeoutError, ValueError) as exc:
+                    err.write(f"error: cannot reach the Dask scheduler {args.scheduler}: {exc}\n")
+                    return EXIT_USAGE
             else:
                 from .pool import LocalPool
 
                 runner = LocalPool(min(args.workers, len(tasks)), args.timeout)
-            ready = runner.probe()
+            try:
+                ready = runner.probe()
+            except (OSError, RuntimeError, TimeoutError) as exc:
+                err.write(f"error: the Dask cluster at {args.scheduler}: {exc}\n")
+                return EXIT_USAGE
             if not ready.get("ready"):
                 err.write(f"error: {ready.get('error')}\n")
                 return EXIT_USAGE
