@@ -166,11 +166,13 @@ def test_the_glb_embeds_the_texture(pool_run) -> None:
 
 @pytest.fixture(scope="module")
 def xof_enabled():
+    bpy = pytest.importorskip("bpy")  # before addon_utils, which comes with it
     import addon_utils
-    import bpy
 
     addon_utils.enable("xof", default_set=True)
     yield bpy
+    bpy.ops.wm.read_homefile(use_empty=True)
+    addon_utils.disable("xof", default_set=True)
 
 
 def _scene_facts(bpy) -> dict:

@@ -145,11 +145,14 @@ def test_up_to_date_outputs_are_skipped_unless_forced(tmp_path: Path) -> None:
 
 def test_new_import_options_pass_through_or_are_refused(tmp_path: Path, capsys) -> None:
     """--ticks-per-second reaches the operator when it has the property, else exit 2."""
+    bpy = pytest.importorskip("bpy")  # before addon_utils, which comes with it
     import addon_utils
-    import bpy
 
     addon_utils.enable("xof", default_set=True)
-    has = "ticks_per_second" in bpy.ops.import_scene.x.get_rna_type().properties
+    try:
+        has = "ticks_per_second" in bpy.ops.import_scene.x.get_rna_type().properties
+    finally:
+        addon_utils.disable("xof", default_set=True)
     (src,) = _files(tmp_path / "in", ["a.x"])
     args = ["convert", str(src), "--to", "glb", "--out", str(tmp_path / "out"), "--workers", "1",
             "--ticks-per-second", "4800", "--scale", "2"]  # fmt: skip
