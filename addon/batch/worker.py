@@ -60,6 +60,7 @@ def serve(in_fd: int, out_fd: int) -> None:
             json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}).encode()
         )
         return
+    done = 0  # files this worker has converted: the report's memory figures per file
     while True:
         try:
             message = json.loads(tasks.recv_bytes())
@@ -68,7 +69,8 @@ def serve(in_fd: int, out_fd: int) -> None:
         if message.get("stop"):
             return
         result = job.convert(message, props)
-        result.update(_rss_mb(), worker_pid=os.getpid())
+        done += 1
+        result.update(_rss_mb(), worker_pid=os.getpid(), worker_files=done)
         results.send_bytes(json.dumps(result).encode())
 
 
