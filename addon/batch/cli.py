@@ -65,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FRAMES",
         help="simulate xof cloth for FRAMES frames and bake it as shape keys",
     )
+    conv.add_argument(
+        "--x-format",
+        choices=("txt", "bin", "tzip", "bzip"),
+        default="txt",
+        help="with --to x: text, binary, or either MSZIP-compressed (default txt)",
+    )
+    conv.add_argument(
+        "--x-float-bits", choices=("32", "64"), default="32", help="with --to x (default 32)"
+    )
     group = conv.add_argument_group("import options (as bpy.ops.import_scene.x takes them)")
     for flag in IMPORT_FLAGS:
         dest = "imp_" + flag.prop
@@ -175,6 +184,7 @@ def convert(args: argparse.Namespace) -> int:
                 "to": args.to,
                 "import": requested,
                 "bake_cloth": args.bake_cloth,
+                "x_format": [args.x_format, args.x_float_bits],
             }
         )
 
@@ -249,7 +259,7 @@ def convert(args: argparse.Namespace) -> int:
             args.report,
             {
                 "tool": "xof batch convert",
-                "argv": sys.argv[1:],
+                "argv": args.argv,
                 "to": args.to,
                 "out": str(out.resolve()),
                 "engine": f"dask {args.scheduler}" if args.scheduler else f"local {args.workers}",
@@ -267,6 +277,7 @@ def convert(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.command == "convert":
         return convert(args)
     return EXIT_USAGE

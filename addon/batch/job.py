@@ -203,8 +203,11 @@ def _copy_textures(folder: Path, source_dir: Path) -> None:
         image.filepath = str(target)
 
 
-def export(target: str, path: Path, source_dir: Path) -> None:
-    """Write the session as ``target`` to ``path`` (a file in a fresh temporary folder)."""
+def export(
+    target: str, path: Path, source_dir: Path, x_format: tuple[str, str] = ("txt", "32")
+) -> None:
+    """Write the session as ``target`` to ``path`` (a file in a fresh temporary folder);
+    ``x_format``: the .x encoding and float bits for ``target == "x"``."""
     bpy = _bpy()
     if target in ("glb", "gltf"):
         bpy.ops.export_scene.gltf(
@@ -226,7 +229,9 @@ def export(target: str, path: Path, source_dir: Path) -> None:
         bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, compress=True)
     elif target == "x":
         _copy_textures(path.parent, source_dir)
-        bpy.ops.export_scene.x(filepath=str(path), file_format="txt")
+        bpy.ops.export_scene.x(
+            filepath=str(path), file_format=x_format[0], float_bits=str(x_format[1])
+        )
     else:
         raise ValueError(f"unknown target {target!r}")
 
@@ -264,25 +269,31 @@ def convert(task: dict[str, Any], props: dict[str, tuple[str, bool]]) -> dict[st
     staging: Path | None = None
     try:
         result["reset_ms"] = reset()
-        _test_hook(str(source))
+        stages = result["stage_seconds"] = {}
+        mark = time.perf_counter()
         stage = "import"
         keywords = import_keywords(task.get("import", {}), props)
         with _Capture() as cap:
+            _test_hook(str(source))  # inside the capture, as a crash of the importer would be
             bpy.ops.import_scene.x(filepath=str(source), **keywords)
         result["warnings"] += warnings_in(cap.text, "import")
+        stages["import"], mark = time.perf_counter() - mark, time.perf_counter()
         if task.get("bake_cloth"):
             stage = "bake"
             with _Capture() as cap:
                 result["baked"] = bake_cloth(int(task["bake_cloth"]))
             result["warnings"] += warnings_in(cap.text, "bake")
+            stages["bake"], mark = time.perf_counter() - mark, time.perf_counter()
         result["counts"] = counts()
         stage = "output"
         output.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{output.stem}.", dir=output.parent))
         stage = "export"
         with _Capture() as cap:
-            export(target, staging / output.name, source.parent)
+            x_format = task.get("x_format") or ("txt", "32")
+            export(target, staging / output.name, source.parent, (x_format[0], x_format[1]))
         result["warnings"] += warnings_in(cap.text, "export")
+        stages["export"] = time.perf_counter() - mark
         if not (staging / output.name).is_file():
             raise RuntimeError(f"the {target} exporter wrote no file")
         stage = "output"

@@ -26,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 300.0
 _LOG_TAIL = 1500  # characters of a crashed worker's log kept in its error
+_FAULT_LOG: Any = None  # the child's faulthandler file (kept open for its life)
 
 
 def _rss_mb() -> dict[str, float]:
@@ -40,7 +41,11 @@ def _rss_mb() -> dict[str, float]:
 
 def serve(in_fd: int, out_fd: int) -> None:
     """The child's loop: tasks in, results out, until the parent closes the pipe."""
-    faulthandler.enable()  # a crash leaves the Python stack in the worker's log
+    # a crash leaves the Python stack in the worker's log, also while a conversion's output
+    # is captured (fd 2 then points elsewhere): a copy of the log's descriptor
+    global _FAULT_LOG
+    _FAULT_LOG = os.fdopen(os.dup(2), "w")
+    faulthandler.enable(file=_FAULT_LOG)
     tasks = Connection(in_fd, writable=False)
     results = Connection(out_fd, readable=False)
     try:

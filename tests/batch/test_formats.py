@@ -102,3 +102,13 @@ def test_bake_cloth_gives_shape_key_animation_in_the_glb(library: Path, tmp_path
     assert "weights" in paths
     (verdict,) = validate([tmp_path / "out" / "flag.glb"])
     assert verdict["errors"] == 0, verdict
+
+
+def test_x_in_compressed_binary_with_64_bit_floats(library: Path, tmp_path: Path) -> None:
+    _convert(library, tmp_path / "out", "x", ["chars/character.x"],
+             "--x-format", "bzip", "--x-float-bits", "64")  # fmt: skip
+    path = tmp_path / "out" / "character.x"
+    assert path.read_bytes()[:16] == b"xof 0303bzip0064"
+    scene = read(path).scene()
+    assert sorted(len(m.positions) for m in scene.all_meshes()) == [3, 3, 52]
+    assert sorted(a.name for a in scene.animation_sets) == ["Walk", "Wave"]
