@@ -208,7 +208,8 @@ def convert(args: argparse.Namespace) -> int:
             try:
                 ready = runner.probe()
             except (OSError, RuntimeError, TimeoutError) as exc:
-                err.write(f"error: the Dask cluster at {args.scheduler}: {exc}\n")
+                where = f"the Dask cluster at {args.scheduler}" if args.scheduler else "a worker"
+                err.write(f"error: {where}: {exc}\n")
                 return EXIT_USAGE
             if not ready.get("ready"):
                 err.write(f"error: {ready.get('error')}\n")
@@ -243,11 +244,11 @@ def convert(args: argparse.Namespace) -> int:
             runner.stop()
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if runner is not None and hasattr(runner, "close"):
+        if runner is not None:
             try:
                 runner.close()
             except Exception as exc:  # closing a lost cluster connection is not a failure
-                err.write(f"note: closing the Dask client: {exc}\n")
+                err.write(f"note: closing the workers: {exc}\n")
     wall = time.monotonic() - started
     summary_table(records, wall, sys.stdout)
     ok = all(r["status"] in ("converted", "skipped") for r in records)

@@ -63,6 +63,11 @@ class LocalPool:
         for w in self.workers:
             w.stop()
 
+    def close(self) -> None:
+        """End the workers politely (after a run, or when the run is refused)."""
+        for w in self.workers:
+            w.stop()
+
     def stop(self) -> None:
         """Stop at once: workers are killed, files in progress are left unconverted."""
         self.stopping.set()
