@@ -121,6 +121,13 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def _record(source: Any) -> dict[str, Any]:
     return {
         "source": str(source.path),
@@ -188,6 +195,8 @@ def convert(args: argparse.Namespace) -> int:
             }
         )
 
+    # the largest files first, so that no long file starts last while other workers idle
+    tasks.sort(key=lambda t: -_size(t["source"]))
     runner: Any = None
     interrupted = False
     signal.signal(signal.SIGTERM, _raise_interrupt)

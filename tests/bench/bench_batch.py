@@ -23,6 +23,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +32,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+_LINK = Path(tempfile.mkdtemp(prefix="xof-pkg-"))  # the fixtures import the package as xof
+(_LINK / "xof").symlink_to(ROOT, target_is_directory=True)
+sys.path.insert(0, str(_LINK))
 
 from tests.batch.batch_fixtures import write_library  # noqa: E402
 from tests.bench.bench_skinned import write_character  # noqa: E402
