@@ -59,4 +59,4 @@ def build_rig(ctx: BuildContext) -> None:
     ctx.rig = Rig(plan, armature, skinned)
 
 
-RIG_STEP = BuildStep("armature", 100.0, build_rig)
+RIG_STEP = BuildStep("armature", build_rig)
