@@ -23,8 +23,8 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py))
 
-.PHONY: help env env-lts lint format format-check mypy pytest test test-lts demo bench fuzz extension \
-	reference-readers \
+.PHONY: help env env-lts gltf-validator lint format format-check mypy pytest test test-lts demo bench \
+	fuzz extension reference-readers \
 	fuzz-smoke fuzz-atheris fuzz-import \
 	clean distclean
 
@@ -73,6 +73,25 @@ $(STAMP_LTS): requirements-lts.txt
 env: $(STAMP)
 env-lts: $(STAMP_LTS)
 
+# The Khronos glTF Validator (npm, run with node) checks the batch converter's glTF output in
+# the tests. Best effort: without npm, or offline, those tests skip and say why.
+NODE_TOOLS := .tools/node
+GLTF_VALIDATOR := gltf-validator@2.0.0-dev.3.10
+VALIDATOR_STAMP := $(NODE_TOOLS)/.xof-$(GLTF_VALIDATOR)
+
+$(VALIDATOR_STAMP):
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "note: npm is not installed; the glTF Validator tests will skip"; \
+	else \
+	  echo "installing $(GLTF_VALIDATOR) into $(NODE_TOOLS)"; \
+	  mkdir -p $(NODE_TOOLS); \
+	  if npm install --prefix $(NODE_TOOLS) --no-save --no-audit --no-fund --loglevel=error \
+	      $(GLTF_VALIDATOR) >/dev/null; then touch $@; \
+	  else echo "note: $(GLTF_VALIDATOR) did not install; the glTF Validator tests will skip"; fi; \
+	fi
+
+gltf-validator: $(VALIDATOR_STAMP)
+
 # --- checks ----------------------------------------------------------------------------------
 
 # `ruff format --check` is not part of the gate: `ruff check` already enforces what matters
@@ -104,7 +123,7 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "WARNING: pytest collected no tests"; rc=0; fi; exit $$rc
 endef
 
-pytest: $(STAMP)
+pytest: $(STAMP) gltf-validator
 	$(call run_pytest,$(PY))
 
 # All three run even when one fails, so one run shows every problem; then the verdict.
@@ -114,7 +133,7 @@ test: $(STAMP)
 	if [ -n "$$failed" ]; then echo "make test FAILED in:$$failed" >&2; exit 1; fi; \
 	echo "make test: lint, mypy and pytest passed"
 
-test-lts: $(STAMP_LTS)
+test-lts: $(STAMP_LTS) gltf-validator
 	@$(PY_LTS) -c 'import bpy; print("bpy", bpy.app.version_string)'
 	$(call run_pytest,$(PY_LTS))
 
@@ -173,4 +192,4 @@ clean:
 	  | xargs rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(VENV_LTS) tests/bench/data
+	rm -rf $(VENV) $(VENV_LTS) .tools tests/bench/data
