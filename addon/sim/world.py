@@ -19,6 +19,7 @@ import numpy as np
 
 from .colliders import Collider
 from .guard import ExplosionGuard
+from .settings import SimSettings
 from .simulator import FramePlan, Simulator
 from .solver_xpbd import XpbdSolver
 from .xpbd_merge import ContactSet, MergedXpbd
@@ -129,10 +130,10 @@ class World:
         self._batches: list[_Batch] | None = None
         self._alone: list[int] = []
 
-    def update_settings(self, index: int, settings: object) -> None:
+    def update_settings(self, index: int, settings: SimSettings) -> None:
         """``Simulator.update_settings`` for object ``index``; the merge is redone at the
         next step."""
-        self.sims[index].update_settings(settings)  # type: ignore[arg-type]
+        self.sims[index].update_settings(settings)
         self.invalidate()
 
     def invalidate(self) -> None:

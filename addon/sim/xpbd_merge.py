@@ -65,8 +65,8 @@ class MergedXpbd(XpbdSolver):
         self.members = list(solvers)
         sizes = [s.n for s in self.members]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.settings = self.members[0].settings
-        self.model = self.members[0].model  # unused: the members' own models are
+        self.settings = self.members[0].settings  # the shared substep settings
+        self.model = self.members[0].model  # per-point terms come from each member's own
         by_place: dict[tuple[int, int], list[tuple[ConstraintGroup, int]]] = {}
         for solver, off in zip(self.members, self.offsets, strict=False):
             for group, source in zip(solver.groups, solver._sources, strict=True):
@@ -96,6 +96,11 @@ class MergedXpbd(XpbdSolver):
                 )
             )
         return share_work(out)
+
+    def update_settings(self, settings: object) -> bool:
+        """Never in place: a member's new settings make the World merge again."""
+        del settings
+        return False
 
     def rows(self, i: int) -> slice:
         """The rows of member ``i``."""
