@@ -50,8 +50,9 @@ def chain_pairs(
         for lo in range(0, block.points.size, CHUNK_POINTS):
             edges = block.edges[lo : lo + CHUNK_POINTS]
             candidates = edges[:, :width]
-            cosine = pair_dots(direction, edges, candidates)
-            same = graph.dst[edges][:, :, None] == graph.dst[candidates][:, None, :]
+            cosine = pair_dots(direction, edges, width)
+            ends_of = graph.dst[edges]
+            same = ends_of[:, :, None] == ends_of[:, None, :width]
             np.copyto(cosine, np.inf, where=same)
             best, best_cos = first_min(cosine)
             keep = best_cos <= STRAIGHT_COSINE

@@ -82,17 +82,20 @@ def unit_directions(graph: Directed, positions: np.ndarray) -> np.ndarray:
     return out
 
 
-def pair_dots(columns: np.ndarray, rows: np.ndarray, partners: np.ndarray) -> np.ndarray:
-    """``(V, d, w)`` dot products of the vectors ``columns[:, rows]`` (``rows`` ``(V, d)``)
-    with ``columns[:, partners]`` (``(V, w)``); ``columns`` is ``(3, E)``."""
+def pair_dots(columns: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
+    """``(V, d, width)`` dot products of the vectors ``columns[:, rows]`` (``rows`` ``(V, d)``)
+    with the first ``width`` of the same row; ``columns`` is ``(3, E)``. Each axis is
+    gathered once and its products go through one work array."""
     out: np.ndarray | None = None
+    term: np.ndarray | None = None
     for axis in range(3):
-        line = columns[axis]
-        term = np.take(line, rows)[:, :, None] * np.take(line, partners)[:, None, :]
+        gathered = np.take(columns[axis], rows)
+        here, there = gathered[:, :, None], gathered[:, None, :width]
         if out is None:
-            out = term
+            out = np.multiply(here, there)
+            term = np.empty_like(out)
         else:
-            out += term
+            out += np.multiply(here, there, out=term)
     assert out is not None
     return out
 
