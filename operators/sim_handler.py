@@ -28,7 +28,10 @@ def simulated_objects(scene: Any) -> list[Any]:
 
 @persistent
 def on_frame_change(scene: Any, depsgraph: Any = None) -> None:
-    for obj in simulated_objects(scene):
+    objects = simulated_objects(scene)
+    if cloth_runtime.tracked() > len(objects):  # some were deleted, or are in other scenes
+        cloth_runtime.prune({int(obj.session_uid) for obj in bpy.data.objects})
+    for obj in objects:
         try:
             cloth_runtime.update_object(obj, scene, depsgraph)
         except Exception as exc:  # a broken object must not stop playback of the others
