@@ -30,6 +30,8 @@ def simulated_objects(scene: Any) -> list[Any]:
 def on_frame_change(scene: Any, depsgraph: Any = None) -> None:
     """Every simulated object to the frame; those playing forward share one solver pass."""
     objects = simulated_objects(scene)
+    if cloth_runtime.tracked() > len(objects):  # some were deleted, or are in other scenes
+        cloth_runtime.prune({int(obj.session_uid) for obj in bpy.data.objects})
     together.update_objects(objects, scene, depsgraph, on_error=together.print_failure)
 
 

@@ -161,6 +161,19 @@ def forget_all() -> None:
     _PLAYBACKS.clear()
 
 
+def tracked() -> int:
+    """How many objects have state here (more than are simulated means some were deleted)."""
+    return len(_RUNTIMES.keys() | _PLAYBACKS.keys())
+
+
+def prune(alive: set[int]) -> None:
+    """Drop the state of objects whose session ids are not in ``alive`` (deleted objects:
+    their solver and in-memory cache would otherwise stay for the whole session)."""
+    for registry in (_RUNTIMES, _PLAYBACKS):
+        for key in [k for k in registry if k not in alive]:
+            del registry[key]
+
+
 def mark_outdated(obj: Any, frame: int) -> None:
     """A setting changed at ``frame``: later frames no longer follow; the solver is rebuilt.
     Right after opening a file the saved cache is loaded first, so it is outdated too."""
