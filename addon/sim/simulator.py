@@ -14,10 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .colliders import Collider
+from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
 from .model import ClothModel
 from .rigid_carry import best_rigid_transform, carry, jump_too_far
+from .self_collision import self_collision_for
 from .settings import SimSettings
 from .soft_body import pull_toward, substep_fraction, transformed
 from .solver_classic import ClassicSolver
@@ -29,10 +30,16 @@ MAX_WARNINGS = 50
 class Simulator:
     """Steps a ``ClothModel`` with ``SimSettings``; see ``addon.sim`` for the contract."""
 
-    def __init__(self, model: ClothModel, settings: SimSettings | None = None) -> None:
+    def __init__(
+        self,
+        model: ClothModel,
+        settings: SimSettings | None = None,
+        triangles: np.ndarray | None = None,
+    ) -> None:
         self.model = model
         self.settings, notes = (settings or SimSettings()).validated()
         self.warnings: list[str] = list(model.warnings) + notes
+        self._self_hits = self_collision_for(model, self.settings, triangles, self.warnings)
         self.solver: XpbdSolver | ClassicSolver = (
             ClassicSolver(model, self.settings)
             if self.settings.solver == "CLASSIC"
@@ -103,9 +110,10 @@ class Simulator:
             self._warn("pins jumped farther than the cloth can follow: carried with them")
             pin_start = self.pos[self.pinned_ids, :3]
         sub_dt = dt / s.substeps
-        hits = tuple(colliders)
+        hits = self._self_hits + tuple(colliders)
         with np.errstate(all="ignore"):
             for k in range(1, s.substeps + 1):
+                begin_substep(hits, (k - 1) / s.substeps, k / s.substeps)
                 pins = None
                 if pin_end is not None and pin_start is not None:
                     t = k / s.substeps
