@@ -149,7 +149,7 @@ fuzz-atheris: $(STAMP)
 	  -max_total_time=$(FUZZ_SECONDS)
 
 fuzz-import: $(STAMP)
-	$(PY) -m tests.fuzz.import_campaign --inputs 1000 --report out/fuzz-import.json
+	$(PY) -m tests.fuzz.import_campaign --inputs 5000 --report out/fuzz-import.json
 
 clean:
 	rm -rf build out .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -12,6 +12,15 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
+from ..addon.scene.imp.options import (
+    DEFAULTS,
+    AnimationOptions,
+    ArmatureOptions,
+    ClothOptions,
+    MeshOptions,
+    MorphImportOptions,
+    TransformOptions,
+)
 from ..addon.scene.importer import ImportOptions, ImportResult, import_files
 from ..addon.xfile import XFileError
 
@@ -19,7 +28,9 @@ if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 
-@orientation_helper(axis_forward="Z", axis_up="Y")  # type: ignore[func-returns-value]
+@orientation_helper(  # type: ignore[func-returns-value]
+    axis_forward=DEFAULTS.transform.axis_forward, axis_up=DEFAULTS.transform.axis_up
+)
 class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
     """Import DirectX .X files (text, binary or compressed)"""
 
@@ -37,7 +48,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
     global_scale: FloatProperty(  # type: ignore[valid-type]
         name="Scale",
         description="Multiply positions and translations by this",
-        default=1.0,
+        default=DEFAULTS.transform.global_scale,
         min=1e-6,
         max=1e6,
         soft_min=0.001,
@@ -46,7 +57,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
     use_custom_normals: BoolProperty(  # type: ignore[valid-type]
         name="Custom Normals",
         description="Use the file's normals (MeshNormals) as custom split normals",
-        default=True,
+        default=DEFAULTS.mesh.use_custom_normals,
     )
     shading: EnumProperty(  # type: ignore[valid-type]
         name="Shading",
@@ -55,31 +66,35 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             ("SMOOTH", "Smooth", "Smooth shading (what D3D's computed normals give)"),
             ("FLAT", "Flat", "Flat shading"),
         ),
-        default="SMOOTH",
+        default=DEFAULTS.mesh.shading,
     )
-    use_uvs: BoolProperty(name="UVs", description="Import every UV set", default=True)  # type: ignore[valid-type]
+    use_uvs: BoolProperty(  # type: ignore[valid-type]
+        name="UVs", description="Import every UV set", default=DEFAULTS.mesh.use_uvs
+    )
     use_colors: BoolProperty(  # type: ignore[valid-type]
         name="Vertex Colors",
         description="Import vertex colours as a colour attribute",
-        default=True,
+        default=DEFAULTS.mesh.use_colors,
     )
     use_materials: BoolProperty(  # type: ignore[valid-type]
-        name="Materials", description="Import materials and their textures", default=True
+        name="Materials",
+        description="Import materials and their textures",
+        default=DEFAULTS.mesh.use_materials,
     )
     keep_empty_frames: BoolProperty(  # type: ignore[valid-type]
         name="Keep Empty Frames",
         description="Keep frames that hold no mesh (as empties)",
-        default=True,
+        default=DEFAULTS.mesh.keep_empty_frames,
     )
     morph_keep_targets: BoolProperty(  # type: ignore[valid-type]
         name="Keep Morph Targets",
         description="Keep the meshes that became shape keys as objects too",
-        default=False,
+        default=DEFAULTS.morphs.keep_targets,
     )
     morph_loop: BoolProperty(  # type: ignore[valid-type]
         name="Loop Morphs",
         description="Cycle every morph animation set, not only those whose file says Loop = 1",
-        default=False,
+        default=DEFAULTS.morphs.loop_all,
     )
 
     cloth_enable: BoolProperty(  # type: ignore[valid-type]
@@ -88,7 +103,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             "Turn on xof's cloth simulation for meshes whose file gives ClothMasses or "
             "ClothSprings (the data is imported either way)"
         ),
-        default=True,
+        default=DEFAULTS.cloth.enable,
     )
 
     armature_every_frame: BoolProperty(  # type: ignore[valid-type]
@@ -97,12 +112,12 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             "Make every frame a bone, not only the frames that skin or animate something "
             "and their ancestors"
         ),
-        default=False,
+        default=DEFAULTS.armature.every_frame,
     )
     animation_enabled: BoolProperty(  # type: ignore[valid-type]
         name="Import Animation",
         description="Import every AnimationSet as an action (the first plays, the others on NLA)",
-        default=True,
+        default=DEFAULTS.animation.enabled,
     )
     animation_scene_timing: BoolProperty(  # type: ignore[valid-type]
         name="Set Scene Timing",
@@ -110,7 +125,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             "Set the scene's frame rate (when the key spacing shows one) and frame range "
             "from the file"
         ),
-        default=True,
+        default=DEFAULTS.animation.scene_timing,
     )
     animation_slerp_step: FloatProperty(  # type: ignore[valid-type]
         name="Slerp Step",
@@ -119,32 +134,36 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             "interpolation follows the file's slerp; 0 keeps exactly the file's key times"
         ),
         subtype="ANGLE",
-        default=math.radians(4.0),
+        default=DEFAULTS.animation.slerp_step,
         min=0.0,
         max=math.pi,
     )
 
     def import_options(self) -> ImportOptions:
         return ImportOptions(
-            axis_forward=self.axis_forward,  # type: ignore[attr-defined]
-            axis_up=self.axis_up,  # type: ignore[attr-defined]
-            global_scale=self.global_scale,
-            use_custom_normals=self.use_custom_normals,
-            shading=self.shading,
-            use_uvs=self.use_uvs,
-            use_colors=self.use_colors,
-            use_materials=self.use_materials,
-            keep_empty_frames=self.keep_empty_frames,
-            extra={
-                "morphs": {"keep_targets": self.morph_keep_targets, "loop_all": self.morph_loop},
-                "armature": {"every_frame": self.armature_every_frame},
-                "cloth": {"enable": self.cloth_enable},
-                "animation": {
-                    "enabled": self.animation_enabled,
-                    "scene_timing": self.animation_scene_timing,
-                    "slerp_step_degrees": math.degrees(self.animation_slerp_step),
-                },
-            },
+            transform=TransformOptions(
+                axis_forward=self.axis_forward,  # type: ignore[attr-defined]
+                axis_up=self.axis_up,  # type: ignore[attr-defined]
+                global_scale=self.global_scale,
+            ),
+            mesh=MeshOptions(
+                use_custom_normals=self.use_custom_normals,
+                shading=self.shading,
+                use_uvs=self.use_uvs,
+                use_colors=self.use_colors,
+                use_materials=self.use_materials,
+                keep_empty_frames=self.keep_empty_frames,
+            ),
+            armature=ArmatureOptions(every_frame=self.armature_every_frame),
+            animation=AnimationOptions(
+                enabled=self.animation_enabled,
+                scene_timing=self.animation_scene_timing,
+                slerp_step=self.animation_slerp_step,
+            ),
+            morphs=MorphImportOptions(
+                keep_targets=self.morph_keep_targets, loop_all=self.morph_loop
+            ),
+            cloth=ClothOptions(enable=self.cloth_enable),
         )
 
     def paths(self) -> list[str | Path]:

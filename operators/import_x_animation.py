@@ -6,12 +6,15 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..addon.scene.animation_only import import_animation_file
+from ..addon.scene.anim.animation_only import import_animation_file
+from ..addon.scene.imp.options import DEFAULTS, TransformOptions
 from ..addon.scene.importer import ImportOptions
 from ..addon.xfile import XFileError
 
 
-@orientation_helper(axis_forward="Z", axis_up="Y")  # type: ignore[func-returns-value]
+@orientation_helper(  # type: ignore[func-returns-value]
+    axis_forward=DEFAULTS.transform.axis_forward, axis_up=DEFAULTS.transform.axis_up
+)
 class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
     """Apply a DirectX .X file's animation sets to the active armature, bone by bone name"""
 
@@ -24,7 +27,7 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
     scene_timing: BoolProperty(  # type: ignore[valid-type]
         name="Scene Frame Rate and Range",
         description="Set the scene's frame rate (when the keys show one) and range from the file",
-        default=True,
+        default=DEFAULTS.animation.scene_timing,
     )
 
     @classmethod
@@ -38,8 +41,10 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
             self.report({"ERROR"}, "Select an armature first")
             return {"CANCELLED"}
         options = ImportOptions(
-            axis_forward=self.axis_forward,  # type: ignore[attr-defined]
-            axis_up=self.axis_up,  # type: ignore[attr-defined]
+            transform=TransformOptions(
+                axis_forward=self.axis_forward,  # type: ignore[attr-defined]
+                axis_up=self.axis_up,  # type: ignore[attr-defined]
+            )
         )
         filepath: str = self.filepath  # type: ignore[attr-defined]
         try:

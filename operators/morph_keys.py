@@ -12,7 +12,7 @@ import bpy
 from bpy.props import CollectionProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
-from ..addon.scene.shape_key_import import add_meshes_as_shape_keys
+from ..addon.scene.morph.shape_key_import import add_meshes_as_shape_keys
 from ..addon.xfile import XFileError, read
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class XOF_OT_shape_keys_from_x(bpy.types.Operator, ImportHelper):  # type: ignor
         return [Path(self.filepath)] if self.filepath else []
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        from ..addon.scene.convert import Conversion
+        from ..addon.scene.imp.convert import Conversion
 
         obj = context.active_object
         if obj is None or obj.type != "MESH":
@@ -76,19 +76,26 @@ class XOF_OT_shape_keys_from_x(bpy.types.Operator, ImportHelper):  # type: ignor
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
         added: list[str] = []
+        failed: list[str] = []
         for path in self._paths():
             try:
                 data = scene_of(path)
             except (OSError, XFileError) as error:
-                self.report({"WARNING"}, f"{path.name}: {error}")
+                failed.append(str(error) if path.name in str(error) else f"{path.name}: {error}")
                 continue
             outcome = add_meshes_as_shape_keys(obj, data, path.stem, conversion.positions)
             for warning in outcome.warnings:
                 self.report({"WARNING"}, warning)
             added.extend(outcome.added)
         if not added:
-            self.report({"ERROR"}, f"no mesh with {len(obj.data.vertices)} vertices was found")  # type: ignore[union-attr]
+            if failed:  # the read error is the news, not the missing mesh
+                self.report({"ERROR"}, "; ".join(failed))
+            else:
+                count = len(obj.data.vertices)  # type: ignore[union-attr]
+                self.report({"ERROR"}, f"no mesh with {count} vertices was found")
             return {"CANCELLED"}
+        for message in failed:
+            self.report({"WARNING"}, message)
         self.report({"INFO"}, f"added {len(added)} shape key(s): {', '.join(added)}")
         return {"FINISHED"}
 

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 import bpy
 
-from ..addon.scene import cloth_bake, cloth_runtime
+from ..addon.scene.cloth import bake as cloth_bake
+from ..addon.scene.cloth import runtime as cloth_runtime
 
 Result = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH", "INTERFACE"]]
 

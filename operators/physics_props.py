@@ -18,18 +18,19 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..addon.scene import cloth_runtime
-from ..addon.scene.cloth_data import MASS_GROUP
+from ..addon.scene.cloth import switch as cloth_switch
+from ..addon.scene.cloth.data import MASS_GROUP
 from ..addon.sim.settings import SimSettings
 
 
 def _changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
     """A simulation setting changed: rebuild the solver, the cache is now outdated."""
-    self.settings_revision += 1
     obj = self.id_data
-    if isinstance(obj, bpy.types.Object) and self.cache_state != "BAKED":
+    if isinstance(obj, bpy.types.Object):
         frame = context.scene.frame_current if context.scene else self.frame_start
-        cloth_runtime.mark_outdated(obj, frame)
+        cloth_switch.settings_changed(obj, frame)
+    else:
+        self.settings_revision += 1
 
 
 def _type_changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
@@ -45,14 +46,7 @@ def _enabled_changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
     obj = self.id_data
     if not isinstance(obj, bpy.types.Object) or obj.type != "MESH":
         return
-    if not self.enabled:
-        cloth_runtime.forget(obj)
-        cloth_runtime.restore_rest(obj)
-    else:
-        # the handler writes the mesh during a render too: Blender's advice for handlers that
-        # change data is Render > Lock Interface, or an F12 render may read it mid-change
-        for scene in obj.users_scene:
-            scene.render.use_lock_interface = True
+    cloth_switch.enabled_changed(obj)
     _changed(self, context)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import bpy
 from bpy.app.handlers import persistent
 
-from ..addon.scene import cloth_runtime
+from ..addon.scene.cloth import runtime as cloth_runtime
 
 
 def simulated_objects(scene: Any) -> list[Any]:

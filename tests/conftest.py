@@ -1,8 +1,12 @@
 """Shared test set-up.
 
-Pure layers (``addon.xfile``, ``addon.sim``) are imported as ``addon.*`` from the repository
-root. Blender-side code is imported as the package ``xof`` (see ``xof_package``), the way
-Blender imports the extension, so its relative imports resolve.
+Blender-side code is imported as the package ``xof`` (the repository linked as ``xof`` on
+``sys.path``), the way Blender imports the extension, so its relative imports resolve; the
+tests under ``tests/scene`` import everything, ``xfile`` and ``sim`` too, through ``xof.``. The
+pure layers' own tests (``tests/xfile``, ``tests/sim``) import ``addon.xfile`` / ``addon.sim``
+from the repository root. ``addon.scene`` is never imported as ``addon.*``: a second copy of
+its module state (the cloth runtimes, the frame handler's registry) would be a different
+module from the one Blender's operators use. The session fails if one appears.
 """
 
 from __future__ import annotations
@@ -27,3 +31,21 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/xcorpus is absent")
     return CORPUS
+
+
+def scene_imported_twice() -> list[str]:
+    """Modules of ``addon/scene`` loaded as ``addon.scene.*`` (they belong under ``xof.``)."""
+    return sorted(m for m in sys.modules if m == "addon.scene" or m.startswith("addon.scene."))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    twice = scene_imported_twice()
+    if twice:
+        raise pytest.UsageError(f"imported as addon.scene.*, import them as xof.addon.*: {twice}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    twice = scene_imported_twice()
+    if twice:
+        print(f"\nerror: imported as addon.scene.*, import them as xof.addon.*: {twice}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -105,7 +105,7 @@ def build_scene(n: int, native: bool = False, kind: str = "CLOTH") -> Any:
         for o in (ball, floor):
             o.modifiers.new("Collision", "COLLISION")
         return obj
-    from xof.addon.scene.cloth_data import MASS_GROUP, set_group_weights
+    from xof.addon.scene.cloth.data import MASS_GROUP, set_group_weights
 
     masses = np.full(n * n, MASS)  # Blender's Cloth default mass, as bench_solver uses
     masses[[0, n - 1]] = 0.0
@@ -157,7 +157,7 @@ def run_xof(n: int, frames: int, kind: str = "CLOTH") -> dict[str, float]:
         scene.frame_set(f)
     cached = list(timer.samples)
     timer.uninstall()
-    from xof.addon.scene import cloth_runtime
+    from xof.addon.scene.cloth import runtime as cloth_runtime
 
     warnings = cloth_runtime.peek_runtime(obj).warnings
     return {

@@ -5,7 +5,8 @@
 Judged per input: the operator returns (no crash of Blender or of Python); an error it
 reports comes from XFileError or a clean check, not from "import failed: <exception>" (an
 importer bug caught by the operator's last resort); after a failed import every ``bpy.data``
-collection holds exactly the names it held before.
+collection holds exactly the names it held before, and the scene's settings (frame rate, frame
+range, current frame, Lock Interface) are as they were.
 """
 
 from __future__ import annotations
@@ -52,10 +53,29 @@ def data_names(bpy: Any) -> dict[str, list[str]]:
     return out
 
 
+def scene_state(bpy: Any) -> dict[str, Any]:
+    """The settings of the scene an import may change (listed here, not taken from xof)."""
+    scene = bpy.context.scene
+    render = scene.render
+    return {
+        "fps": render.fps, "fps_base": render.fps_base, "lock": render.use_lock_interface,
+        "start": scene.frame_start, "end": scene.frame_end, "current": scene.frame_current,
+        "preview": (scene.use_preview_range, scene.frame_preview_start, scene.frame_preview_end),
+    }  # fmt: skip
+
+
+def unusual_scene(bpy: Any) -> None:
+    """Settings no import would choose, so a change the rollback missed shows."""
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 17, 1.0
+    scene.frame_start, scene.frame_end, scene.frame_current = 3, 77, 11
+
+
 def import_one(bpy: Any, data: bytes, path: Path) -> tuple[str, str]:
     """(status, detail): ``ok``, ``error`` (clean), ``crash`` (importer bug) or ``leak``."""
     path.write_bytes(data)
     before = data_names(bpy)
+    settings = scene_state(bpy)
     try:
         result = bpy.ops.import_scene.x(filepath=str(path))
         message = ""
@@ -65,19 +85,28 @@ def import_one(bpy: Any, data: bytes, path: Path) -> tuple[str, str]:
         return "crash", message.strip().splitlines()[-1][:300]
     if "FINISHED" in result:
         bpy.ops.wm.read_homefile(use_empty=True)
+        unusual_scene(bpy)
         return "ok", ""
     after = data_names(bpy)
     if after != before:
         diff = {k: sorted(set(after[k]) ^ set(before.get(k, []))) for k in after}
         diff = {k: v for k, v in diff.items() if v}
         bpy.ops.wm.read_homefile(use_empty=True)
+        unusual_scene(bpy)
         return "leak", f"bpy.data changed: {diff}"[:300]
+    now = scene_state(bpy)
+    if now != settings:
+        changed = {k: (settings[k], now[k]) for k in now if now[k] != settings[k]}
+        bpy.ops.wm.read_homefile(use_empty=True)
+        unusual_scene(bpy)
+        return "leak", f"scene settings changed: {changed}"[:300]
     return "error", message.strip().splitlines()[-1][:120] if message else ""
 
 
 def campaign(inputs: int, seconds: float, rng_seed: int, folder: Path | None) -> dict[str, Any]:
     bpy = enable_addon()
     bpy.ops.wm.read_homefile(use_empty=True)
+    unusual_scene(bpy)
     seeds = load_seeds(40_000)
     rng = random.Random(rng_seed)
     counts: Counter[str] = Counter()

@@ -103,3 +103,26 @@ def test_import_fuzz_smoke() -> None:
     result = campaign(inputs=60, seconds=20.0, rng_seed=11, folder=None)
     assert result["inputs"] >= 20
     assert set(result["outcomes"]) <= {"ok", "error"}, result["bad"]
+
+
+def test_scene_settings_changed_by_a_failed_import_are_found_and_put_back(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # the file sets the scene to 30 fps and its frame range; then a clean error ends it
+    from xof.addon.scene import importer
+    from xof.addon.scene.imp import rollback
+    from xof.addon.scene.imp.context import BuildStep
+    from xof.addon.xfile import XFileError
+
+    from ..scene.skin_fixtures import character_text
+
+    def refuse(ctx):
+        raise XFileError("character.x: refused late")
+
+    monkeypatch.setattr(importer, "STEPS", (*importer.STEPS, BuildStep("late", 1e9, refuse)))
+    data = character_text().encode()
+    status, _ = import_one(bpy, data, tmp_path / "character.x")
+    assert status == "error"
+    monkeypatch.setattr(rollback, "restore_scene_settings", lambda saved: None)
+    status, detail = import_one(bpy, data, tmp_path / "character.x")
+    assert status == "leak" and "scene settings changed" in detail and "'fps': (17, 30)" in detail

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-from addon.xfile.views.model import MeshData, MorphKeyData, MorphSetData, SceneData
+from xof.addon.xfile.views.model import MeshData, MorphKeyData, MorphSetData, SceneData
 
 KEY_TEMPLATE = (
     "template MorphAnimationKey {\n <2746B58A-B375-4cc3-8D23-7D094D3C7C67>\n"

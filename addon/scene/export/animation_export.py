@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -19,8 +19,8 @@ from mathutils import Euler
 
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
-from ..armature import read_matrix
-from ..rig_math import compose, row_decompose
+from ..rig.armature import read_matrix
+from ..rig.rig_math import compose, row_decompose
 from .key_reduction import file_keys, is_constant
 from .part_keys import part_keys
 from .rig_export import bind_of
@@ -30,12 +30,6 @@ _BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
 _CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "scale")
 #: a part whose keys all agree this closely (relative) is written as one key
 CONSTANT_TOLERANCE = 1e-6
-
-
-@dataclass(eq=False)
-class SetBuilder:
-    name: str
-    animations: list[XObject] = field(default_factory=list)
 
 
 def action_slots(owner: bpy.types.ID) -> list[tuple[bpy.types.Action, object]]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
-from ..cloth_data import (
+from ..cloth.data import (
     DAMPING_GROUP,
     MASS_GROUP,
     SPRING_ATTRIBUTE,

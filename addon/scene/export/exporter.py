@@ -17,8 +17,8 @@ import numpy as np
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ...xfile.writer import write_file
-from ..armature import read_matrix
-from ..progress import Progress
+from ..imp.progress import Progress
+from ..rig.armature import read_matrix
 from .animation_export import action_slots, armature_animations, fcurves_of, object_animation
 from .cloth_export import cloth_objects, springs_marked
 from .materials_export import MaterialTable
@@ -46,7 +46,8 @@ class _State:
     targets: list[XObject] = field(default_factory=list)
     morph_sets: list[tuple[str, list[tuple[int, str]], bool]] = field(default_factory=list)
     progress: Progress | None = None
-    objects: list[bpy.types.Object] = field(default_factory=list)  # chosen, scene order
+    # chosen objects by the pointer of their exported parent (0: a root), in scene order
+    children: dict[int, list[bpy.types.Object]] = field(default_factory=dict)
 
     def warn(self, text: str) -> None:
         self.result.warnings.append(text)
@@ -175,11 +176,7 @@ def _bone_names(arm: bpy.types.Object, st: _State) -> dict[str, str]:
 
 
 def _children(obj: bpy.types.Object, st: _State) -> list[bpy.types.Object]:
-    return [c for c in st_objects(st) if _exported_parent(c, st) is obj]
-
-
-def st_objects(st: _State) -> list[bpy.types.Object]:
-    return st.objects
+    return st.children.get(obj.as_pointer(), [])
 
 
 def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
@@ -299,10 +296,12 @@ def build_document(
     st.materials.names = st.names
     objects = _chosen_objects(context, options)
     st.chosen = {o.as_pointer() for o in objects}
-    st.objects = objects
+    for obj in objects:
+        parent = _exported_parent(obj, st)
+        st.children.setdefault(parent.as_pointer() if parent is not None else 0, []).append(obj)
     st.progress = Progress(len(objects) + 2, "xof export")
     try:
-        roots = [o for o in objects if _exported_parent(o, st) is None]
+        roots = st.children.get(0, [])
         body: list[XObject] = [f for o in roots for f in _emit(o, st)]
         sets = _animation_sets(st, objects) if options.use_animation else []
         st.progress.step("animation")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..key_sampling import DEFAULT_MAX_STEP, KeyParts, refine_times, sample_parts
-from ..rig_math import quat_angle, slerp
+from ..anim.key_sampling import DEFAULT_MAX_STEP, KeyParts, refine_times, sample_parts
+from ..rig.rig_math import quat_angle, slerp
 
 #: how far a kept value may sit from the path (file units, radians) and a time from even spacing
 POSITION_TOLERANCE = 1e-6

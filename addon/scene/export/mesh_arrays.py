@@ -58,7 +58,7 @@ def read_mesh(
     mesh: bpy.types.Mesh, want_normals: bool, want_uvs: bool, want_colors: bool
 ) -> MeshArrays:
     """Everything the writer needs, read in bulk (generic attributes where Blender has them:
-    ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, ~20x slower)."""
+    ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, far slower)."""
     n, f, loops = len(mesh.vertices), len(mesh.polygons), len(mesh.loops)
     if _has(mesh, "position", "POINT"):
         position = mesh.attributes["position"]
@@ -113,8 +113,8 @@ class VertexMap:
 
 
 def _words(a: np.ndarray) -> np.ndarray:
-    """Rows as whole 8-byte words (a float32 UV is one): a scatter or gather of one word per
-    row is several times faster than of a few floats."""
+    """Rows as whole 8-byte words (a float32 UV is one): numpy scatters and gathers one word
+    per row much faster than a few floats."""
     a = np.ascontiguousarray(a)
     width = a.shape[1] * a.dtype.itemsize
     return a.view(np.uint64) if width % 8 == 0 else a

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...xfile.document import Ragged, XObject, XReference
 from ...xfile.writer import objects as xo
-from ..convert import reversed_winding_order
+from ..imp.convert import reversed_winding_order
 from .mesh_arrays import MeshArrays, VertexMap, by_file_vertex, per_file_vertex, vertex_map
 from .space import FileSpace
 
@@ -48,7 +48,7 @@ def _normals(arrays: MeshArrays, space: FileSpace, vmap: VertexMap, faces: Ragge
 
 def winding_order(sizes: np.ndarray) -> np.ndarray:
     """:func:`..convert.reversed_winding_order`, by one reshape when every face has the same
-    corner count (all quads: 0.01 s instead of 0.12 s on a 1M-vertex grid)."""
+    corner count (the common all-quads or all-triangles mesh skips the general path)."""
     sizes = np.asarray(sizes)
     if len(sizes) and sizes[0] > 0 and np.all(sizes == sizes[0]):
         k = int(sizes[0])

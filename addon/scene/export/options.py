@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..convert import Conversion
+from ..imp.convert import Conversion
 
 
 @dataclass
@@ -26,8 +26,8 @@ class ExportOptions:
     use_morphs: bool = True
     use_cloth: bool = True
     ticks_per_second: int = 4800  # AnimTicksPerSecond written (D3DX's own default)
-    #: zlib level of tzip/bzip: on the 1M grid level 1 took 0.6 s for 20.7 MB (bzip) and
-    #: 1.3 s for 33.9 MB (tzip), level 6 4.9 s for 23.4 MB and 6.2 s for 26.8 MB
+    #: zlib level of tzip/bzip: 1 is several times faster than 6 for files a little larger
+    #: (figures in tests/bench/README.md)
     compress_level: int = 1
 
     def conversion(self) -> Conversion:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import position_spline
-from ..key_sampling import DEFAULT_MAX_STEP, KeyParts, refine_times, sample_parts
-from ..rig_math import make_continuous, quat_angle, slerp
+from ..anim import position_spline
+from ..anim.key_sampling import DEFAULT_MAX_STEP, KeyParts, refine_times, sample_parts
+from ..rig.rig_math import make_continuous, quat_angle, slerp
 from .key_reduction import ANGLE_TOLERANCE, POSITION_TOLERANCE, TIME_TOLERANCE
 
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
-from ..armature import read_matrix
-from ..cloth_data import DAMPING_GROUP, MASS_GROUP, STIFFNESS_GROUP
+from ..cloth.data import DAMPING_GROUP, MASS_GROUP, STIFFNESS_GROUP
+from ..rig.armature import read_matrix
 from .mesh_arrays import VertexMap
 from .names import sanitize
 from .space import FileSpace

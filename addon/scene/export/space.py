@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..animation import to_file_matrix
-from ..convert import Conversion
+from ..anim.animation import to_file_matrix
+from ..imp.convert import Conversion
 
 
 class FileSpace:

@@ -1,0 +1,218 @@
+"""AnimationSets -> actions on the armature (pose bones) and on rigid objects.
+
+Each set becomes one action named after it; the first plays, the others wait on muted NLA
+tracks. Bones are keyed with the pose-bone basis that reproduces the file's local transform
+(see :func:`.armature.bone_basis`); rigid objects with their converted local matrix. Tick
+times map to frames through AnimTicksPerSecond (4800 when absent) and the scene's rate; an
+option sets the scene's rate (when the keys reveal one) and frame range from the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ...xfile.views.model import AnimationData, SceneData
+from ..rig.armature import basis_sides, read_matrix
+from ..rig.skeleton import SpaceConversion
+from .actions import ActionBuilder, bone_path, play, stash
+from .key_sampling import (
+    DEFAULT_MAX_STEP,
+    Channels,
+    channels_from_matrices,
+    guess_frame_rate,
+    refine_times,
+    sample_parts,
+    split_keys,
+)
+
+DEFAULT_TICKS_PER_SECOND = 4800.0
+
+
+@dataclass(eq=False)
+class BoneTarget:
+    """What keying one bone needs (Blender space, armature-relative)."""
+
+    bone: str
+    rest: np.ndarray  # Bone.matrix_local
+    bind: np.ndarray
+    parent_bind: np.ndarray
+    rest_local: np.ndarray  # file row-vector local matrix for parts without keys
+
+
+@dataclass(eq=False)
+class AnimationTargets:
+    armature: bpy.types.Object | None = None
+    bones: dict[str, BoneTarget] = field(default_factory=dict)  # by file frame name
+    objects: dict[str, bpy.types.Object] = field(default_factory=dict)  # rigid, by frame name
+    rest_locals: dict[str, np.ndarray] = field(default_factory=dict)  # objects' file locals
+    skipped: set[str] = field(default_factory=set)  # frames deliberately not animated
+
+
+def to_file_matrix(conversion: SpaceConversion, m: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`.skeleton.convert_matrices` for one matrix."""
+    c = np.asarray(conversion.basis, dtype=np.float64)
+    return np.asarray((np.linalg.inv(c) @ m @ c).T)
+
+
+def targets_from_armature(
+    armature: bpy.types.Object, conversion: SpaceConversion, file_locals: dict[str, np.ndarray]
+) -> AnimationTargets:
+    """Targets for an existing armature, matched by bone name.
+
+    Bones built by this importer carry their bind (``xof_bind``); for others the rest matrix
+    stands in for it. Parts a file does not key keep the file's frame matrix when the file
+    has that frame, else the bone's rest relation to its parent.
+    """
+    data = armature.data
+    assert isinstance(data, bpy.types.Armature)
+
+    def bind_of(bone: bpy.types.Bone) -> np.ndarray:
+        stored = bone.get("xof_bind")
+        if stored is not None and len(stored) == 16:
+            return np.array(list(stored), dtype=np.float64).reshape(4, 4)
+        return read_matrix(bone.matrix_local)
+
+    out = AnimationTargets(armature)
+    for bone in data.bones:
+        bind = bind_of(bone)
+        parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
+        rest_local = file_locals.get(bone.name)
+        if rest_local is None:
+            rest_local = to_file_matrix(conversion, np.linalg.inv(parent_bind) @ bind)
+        out.bones[bone.name] = BoneTarget(
+            bone.name, read_matrix(bone.matrix_local), bind, parent_bind, rest_local
+        )
+    return out
+
+
+def _frames_per_second(scene: bpy.types.Scene) -> float:
+    return float(scene.render.fps) / float(scene.render.fps_base or 1.0)
+
+
+def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
+    """Scene rate from the keys' spacing (when whole), before ticks are turned into frames."""
+    tps = data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
+    times = [t.times for s in data.animation_sets for a in s.animations for t in a.tracks]
+    rate = guess_frame_rate(times, tps)
+    if rate is not None:
+        blender_scene.render.fps = round(rate)
+        blender_scene.render.fps_base = 1.0
+
+
+def _sides(conversion: SpaceConversion, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``(..., 2, 4, 4)``: file row local ``M`` -> keyed basis ``left @ C @ M.T @ C^-1 @ right``."""
+    c = np.asarray(conversion.basis, dtype=np.float64)
+    return np.stack([left @ c, np.linalg.inv(c) @ right], axis=-3)
+
+
+def bone_sides(conversion: SpaceConversion, bones: list[BoneTarget]) -> dict[str, np.ndarray]:
+    """Sides of every bone, by bone name (one batched inverse, not a few per bone)."""
+    if not bones:
+        return {}
+    stack = [
+        np.stack([getattr(b, part) for b in bones]) for part in ("rest", "bind", "parent_bind")
+    ]
+    sides = _sides(conversion, *basis_sides(*stack))
+    return {b.bone: s for b, s in zip(bones, sides, strict=True)}
+
+
+def object_sides(conversion: SpaceConversion) -> np.ndarray:
+    return _sides(conversion, np.eye(4), np.eye(4))
+
+
+def animation_channels(
+    anim: AnimationData,
+    rest_local: np.ndarray,
+    sides: np.ndarray,
+    frames_per_tick: float,
+    warnings: list[str],
+    max_step: float,
+) -> Channels:
+    """One Animation's keys as Blender channels of the target that ``sides`` maps into.
+
+    On spline sets the location slopes map through the linear part of ``left`` (positions
+    enter the basis' translation only through it: the bone's rest head is its bind origin).
+    """
+    parts = split_keys(anim)
+    warnings.extend(parts.warnings)
+    ticks = refine_times(parts, max_step) if max_step > 0 else parts.times()
+    if not len(ticks):
+        return channels_from_matrices(ticks, np.zeros((0, 4, 4)))
+    samples = sample_parts(parts, rest_local, ticks, spline=not anim.linear)
+    left, right = sides
+    basis = left @ np.swapaxes(samples.matrices(), -1, -2) @ right
+    slope = None
+    if samples.pos_slope is not None:
+        slope = samples.pos_slope @ left[:3, :3].T / frames_per_tick
+    return channels_from_matrices(ticks * frames_per_tick, basis, slope)
+
+
+def build_actions(
+    data: SceneData,
+    targets: AnimationTargets,
+    conversion: SpaceConversion,
+    blender_scene: bpy.types.Scene,
+    set_scene_range: bool = False,
+    max_step: float = DEFAULT_MAX_STEP,
+) -> tuple[list[bpy.types.Action], list[str]]:
+    """One action per AnimationSet; the first plays, the others go to muted NLA tracks.
+
+    ``max_step`` (radians): rotation spans wider than this get extra keys so that Blender's
+    per-channel interpolation follows the file's slerp; 0 keeps exactly the file's key times.
+    """
+    warnings: list[str] = []
+    tps = float(data.ticks_per_second or DEFAULT_TICKS_PER_SECOND)
+    if tps <= 0:
+        warnings.append(f"AnimTicksPerSecond {tps} is not positive; using 4800")
+        tps = DEFAULT_TICKS_PER_SECOND
+    fps = _frames_per_second(blender_scene)
+    unknown: set[str] = set()
+    built: list[tuple[ActionBuilder, list[bpy.types.Object]]] = []
+    bone_sides_of = bone_sides(conversion, list(targets.bones.values()))
+    plain_sides = object_sides(conversion)
+    for number, aset in enumerate(data.animation_sets):
+        builder = ActionBuilder(aset.name or f"Animation{number}")
+        users: list[bpy.types.Object] = []
+        seen: set[str] = set()
+        for anim in aset.animations:
+            name = anim.frame_name
+            if name is None or name in targets.skipped:
+                continue
+            if name in seen:
+                warnings.append(f"set {builder.action.name!r}: {name!r} animated twice; last wins")
+            seen.add(name)
+            bone = targets.bones.get(name)
+            obj = targets.objects.get(name)
+            if bone is not None and targets.armature is not None:
+                sides, rest_local = bone_sides_of[bone.bone], bone.rest_local
+                owner, prefix, group = targets.armature, bone_path(bone.bone), bone.bone
+            elif obj is not None:
+                sides, rest_local = plain_sides, targets.rest_locals.get(name, np.eye(4))
+                owner, prefix, group = obj, "", obj.name
+                obj.rotation_mode = "QUATERNION"
+            else:
+                unknown.add(name)
+                continue
+            channels = animation_channels(anim, rest_local, sides, fps / tps, warnings, max_step)
+            slot = builder.slot_for(owner)
+            builder.write(slot, prefix, channels, group, cyclic=not anim.open)
+            if owner not in users:
+                users.append(owner)
+        builder.finish()
+        built.append((builder, users))
+    if unknown:
+        warnings.append(
+            f"animations of {len(unknown)} frame(s) with no bone or object: "
+            + ", ".join(sorted(unknown)[:10])
+        )
+    for number, (builder, users) in enumerate(built):
+        for owner in users:
+            slot = builder.slot_for(owner)
+            (play if number == 0 else stash)(owner, builder.action, slot)
+    if set_scene_range and built and np.isfinite(built[0][0].first):
+        blender_scene.frame_start = int(np.floor(built[0][0].first))
+        blender_scene.frame_end = max(int(np.ceil(built[0][0].last)), blender_scene.frame_start + 1)
+    return [b.action for b, _ in built], warnings

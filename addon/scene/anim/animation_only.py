@@ -1,0 +1,92 @@
+"""Apply a file's AnimationSets to an existing armature, matching frames to bones by name.
+
+For animation-only files (no mesh: frames named as in another file's skeleton). Names the
+armature lacks are reported and skipped; the rest imports as when the character was loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from ...xfile.views.model import FrameData, SceneData
+from ..imp.context import ImportOptions, scene_data_of
+from ..rig.skeleton import SpaceConversion
+from .animation import apply_scene_timing, build_actions, targets_from_armature
+
+
+@dataclass(eq=False)
+class AnimationImport:
+    actions: list[bpy.types.Action] = field(default_factory=list)
+    matched: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def frame_locals(data: SceneData) -> dict[str, np.ndarray]:
+    """Frame name -> its file matrix (first of a name)."""
+    out: dict[str, np.ndarray] = {}
+
+    def visit(frame: FrameData) -> None:
+        if frame.name is not None:
+            out.setdefault(frame.name, np.asarray(frame.matrix, dtype=np.float64))
+        for child in frame.children:
+            visit(child)
+
+    for top in data.frames:
+        visit(top)
+    return out
+
+
+def apply_animation(
+    data: SceneData,
+    armature: bpy.types.Object,
+    conversion: SpaceConversion,
+    scene: bpy.types.Scene,
+    scene_timing: bool = True,
+) -> AnimationImport:
+    """Actions for ``data``'s sets on ``armature`` (first plays, others on NLA tracks)."""
+    if armature.type != "ARMATURE":
+        raise ValueError(f"{armature.name!r} is not an armature")
+    out = AnimationImport()
+    targets = targets_from_armature(armature, conversion, frame_locals(data))
+    names = sorted(
+        {a.frame_name for s in data.animation_sets for a in s.animations if a.frame_name}
+    )
+    out.matched = [n for n in names if n in targets.bones]
+    out.unmatched = [n for n in names if n not in targets.bones]
+    if out.unmatched:
+        out.warnings.append(
+            f"{len(out.unmatched)} animated frame(s) have no bone in {armature.name!r}: "
+            + ", ".join(out.unmatched[:10])
+        )
+        targets.skipped.update(out.unmatched)
+    if not data.animation_sets:
+        out.warnings.append("the file has no AnimationSet")
+        return out
+    if scene_timing:
+        apply_scene_timing(data, scene)
+    out.actions, warnings = build_actions(data, targets, conversion, scene, scene_timing)
+    out.warnings.extend(warnings)
+    return out
+
+
+def import_animation_file(
+    path: str | Path,
+    armature: bpy.types.Object,
+    options: ImportOptions | None = None,
+    scene_timing: bool = True,
+) -> AnimationImport:
+    """Read ``path`` and apply its animation to ``armature`` (see :func:`apply_animation`)."""
+    from ...xfile import read
+
+    options = options or ImportOptions()
+    data = scene_data_of(read(str(path)))
+    scene = bpy.context.scene
+    assert scene is not None
+    result = apply_animation(data, armature, options.conversion(), scene, scene_timing)
+    result.warnings[:0] = list(data.warnings)
+    return result

@@ -1,0 +1,192 @@
+"""Animation keys -> sampled local transforms and Blender channels (numpy only, no bpy).
+
+A frame's animated local matrix follows D3DX: position and scale interpolate linearly,
+rotations by slerp, a matrix key is split into the same three parts, and a part with no
+keys keeps the frame's own matrix value. Spline sets (positionquality 0) move positions along
+the cubic Hermite curve of :mod:`.position_spline` instead. Tracks are sampled at the union
+of their key times; Blender then interpolates each channel on its own (quaternions
+component-wise, then normalised), which matches slerp only for small steps, so long rotation
+spans get extra samples (``max_step``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...xfile.views.model import AnimationData
+from ..rig.rig_math import decompose, make_continuous, quat_angle, row_compose, row_decompose, slerp
+from . import position_spline
+
+# Angle between samples below which nlerp stays within ~1e-5 rad of slerp.
+DEFAULT_MAX_STEP = np.radians(4.0)
+
+
+@dataclass(eq=False)
+class KeyParts:
+    """One animation's keys split by part, file space; ``None`` where the file gives none."""
+
+    pos: tuple[np.ndarray, np.ndarray] | None = None  # times (k,), values (k, 3)
+    rot: tuple[np.ndarray, np.ndarray] | None = None  # times (k,), (w, x, y, z) (k, 4)
+    scale: tuple[np.ndarray, np.ndarray] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def times(self) -> np.ndarray:
+        parts = [p[0] for p in (self.pos, self.rot, self.scale) if p is not None]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0)
+
+
+def _clean(times: np.ndarray, values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Drop keys that are not finite or have the wrong width; sort; last key wins per time."""
+    times = np.asarray(times, dtype=np.float64).reshape(-1)
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[1] != width or len(values) != len(times):
+        return np.zeros(0), np.zeros((0, width)), len(times)
+    ok = np.isfinite(times) & np.all(np.isfinite(values), axis=1)
+    times, values = times[ok], values[ok]
+    order = np.argsort(times, kind="stable")
+    times, values = times[order], values[order]
+    last = np.append(times[1:] != times[:-1], True) if len(times) else np.zeros(0, bool)
+    return times[last], values[last], int(np.count_nonzero(~ok))
+
+
+def split_keys(anim: AnimationData) -> KeyParts:
+    """The keys of one Animation by part; matrix keys become position/rotation/scale keys."""
+    parts = KeyParts()
+    label = anim.frame_name or "<unnamed>"
+    widths = {0: 4, 1: 3, 2: 3, 3: 16, 4: 16}
+    for track in anim.tracks:
+        width = widths.get(track.key_type)
+        if width is None:
+            parts.warnings.append(f"animation of {label!r}: unknown key type {track.key_type}")
+            continue
+        times, values, dropped = _clean(track.times, track.values, width)
+        if dropped:
+            parts.warnings.append(
+                f"animation of {label!r}: {dropped} unusable key(s) of type {track.key_type}"
+            )
+        if not len(times):
+            continue
+        if track.key_type == 0:
+            norm = np.linalg.norm(values, axis=1)
+            good = norm > 1e-12
+            parts.rot = (times[good], values[good] / norm[good, None])
+        elif track.key_type == 1:
+            parts.scale = (times, values)
+        elif track.key_type == 2:
+            parts.pos = (times, values)
+        else:
+            pos, rot, scale = row_decompose(values.reshape(-1, 4, 4))
+            parts.pos, parts.rot, parts.scale = (times, pos), (times, rot), (times, scale)
+    return parts
+
+
+def _lerp(times: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return np.stack([np.interp(at, times, values[:, c]) for c in range(values.shape[1])], axis=1)
+
+
+def _slerp_at(times: np.ndarray, quats: np.ndarray, at: np.ndarray) -> np.ndarray:
+    quats = make_continuous(quats)
+    if len(times) == 1:
+        return np.repeat(quats, len(at), axis=0)
+    hi = np.clip(np.searchsorted(times, at, side="right"), 1, len(times) - 1)
+    lo = hi - 1
+    t = np.clip((at - times[lo]) / (times[hi] - times[lo]), 0.0, 1.0)
+    return slerp(quats[lo], quats[hi], t)
+
+
+def refine_times(parts: KeyParts, max_step: float = DEFAULT_MAX_STEP) -> np.ndarray:
+    """The key times, with extra samples inside rotation spans wider than ``max_step``."""
+    times = parts.times()
+    if parts.rot is None or len(parts.rot[0]) < 2 or len(times) < 2:
+        return times
+    q = _slerp_at(parts.rot[0], parts.rot[1], times)
+    steps = np.ceil(quat_angle(q[:-1], q[1:]) / max_step - 1e-6).astype(np.int64)  # 40/4 is 10
+    if np.all(steps <= 1):
+        return times
+    extra = [np.linspace(times[i], times[i + 1], n + 1)[1:-1] for i, n in enumerate(steps) if n > 1]
+    return np.unique(np.concatenate([times, *extra]))
+
+
+@dataclass(eq=False)
+class LocalSamples:
+    """One animation's local transform parts at the sample times (file space)."""
+
+    pos: np.ndarray  # (k, 3)
+    rot: np.ndarray  # (k, 4) w, x, y, z
+    scale: np.ndarray  # (k, 3)
+    pos_slope: np.ndarray | None = None  # (k, 3) per tick on spline positions, else None
+
+    def matrices(self) -> np.ndarray:
+        """(k, 4, 4) file row-vector local matrices."""
+        return row_compose(self.pos, self.rot, self.scale)
+
+
+def sample_parts(
+    parts: KeyParts, rest_local: np.ndarray, at: np.ndarray, spline: bool = False
+) -> LocalSamples:
+    """The parts at tick times ``at``; ``spline``: positions on the Hermite curve, with slopes."""
+    at = np.asarray(at, dtype=np.float64)
+    pos0, rot0, scale0 = row_decompose(np.asarray(rest_local, dtype=np.float64))
+    k = len(at)
+    slope = None
+    if parts.pos is None:
+        pos = np.repeat(pos0[None], k, 0)
+    elif spline:
+        pos, slope = position_spline.evaluate(*parts.pos, at)
+    else:
+        pos = _lerp(*parts.pos, at)
+    rot = _slerp_at(*parts.rot, at) if parts.rot else np.repeat(rot0[None], k, 0)
+    scale = _lerp(*parts.scale, at) if parts.scale else np.repeat(scale0[None], k, 0)
+    return LocalSamples(pos, rot, scale, slope)
+
+
+def sample_local(
+    parts: KeyParts, rest_local: np.ndarray, at: np.ndarray, spline: bool = False
+) -> np.ndarray:
+    """(k, 4, 4) file row-vector local matrices at tick times ``at``."""
+    return sample_parts(parts, rest_local, at, spline).matrices()
+
+
+@dataclass(eq=False)
+class Channels:
+    """Blender-side keys for one animated target: frames and loc/rot/scale per frame."""
+
+    frames: np.ndarray  # (k,) scene frames
+    location: np.ndarray  # (k, 3)
+    rotation: np.ndarray  # (k, 4) w, x, y, z, sign-continuous
+    scale: np.ndarray  # (k, 3)
+    location_slope: np.ndarray | None = None  # (k, 3) per frame: spline locations, else linear
+
+
+def channels_from_matrices(
+    frames: np.ndarray, basis: np.ndarray, location_slope: np.ndarray | None = None
+) -> Channels:
+    """Decompose (k, 4, 4) Blender basis matrices into keyable channels."""
+    loc, quat, scale = decompose(basis)
+    frames = np.asarray(frames, dtype=np.float64)
+    return Channels(frames, loc, make_continuous(quat), scale, location_slope)
+
+
+#: rates a file's key spacing is believed to reveal; sparser keying says nothing about the rate
+COMMON_RATES = (12, 15, 24, 25, 30, 48, 50, 60, 72, 90, 100, 120)
+
+
+def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> float | None:
+    """The frame rate the keys were sampled at: ticks per second / common key spacing.
+
+    Only a common rate counts (keys every 4800 ticks at 4800 ticks/s mean sparse keys, not a
+    1 fps animation); None otherwise.
+    """
+    gaps = [np.diff(np.unique(t)) for t in all_times if len(t) > 1]
+    if not gaps:
+        return None
+    steps = np.concatenate(gaps)
+    if np.any(np.abs(steps - np.rint(steps)) > 1e-6):
+        return None
+    step = int(np.gcd.reduce(np.rint(steps).astype(np.int64)))
+    if step <= 0:
+        return None
+    rate = ticks_per_second / step
+    return float(rate) if any(abs(rate - r) < 1e-9 for r in COMMON_RATES) else None

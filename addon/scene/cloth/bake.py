@@ -1,0 +1,178 @@
+"""Bake a simulation where any Blender tool can read it: shape keys or a .pc2 point cache.
+
+Shape keys: a Basis (the rest shape) plus one key per frame, each animated to 1 on its frame
+and 0 on its neighbours, so any frame shows exactly the simulated positions. PC2: the
+frames as float32 after the ``<12siiffi`` header, read by a Mesh Cache modifier whose
+``frame_start`` is the first baked frame (the modifier ignores the header's start).
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import override as cloth_override
+from . import runtime as cloth_runtime
+
+PC2_HEADER = struct.Struct("<12siiffi")
+PC2_MAGIC = b"POINTCACHE2\0"
+KEY_PREFIX = "xof_cloth_"
+MODIFIER_NAME = cloth_override.BAKE_MODIFIER
+
+
+# -- pc2 files ----------------------------------------------------------------------------------
+
+
+def write_pc2(path: str | Path, frames: np.ndarray, start: float, rate: float = 1.0) -> None:
+    """Write ``frames`` ``(F, N, 3)`` as a PC2 file (one sample per ``rate`` frames)."""
+    data = np.ascontiguousarray(frames, dtype="<f4")
+    if data.ndim != 3 or data.shape[2] != 3:
+        raise ValueError(f"frames must be (F, N, 3), got {data.shape}")
+    header = PC2_HEADER.pack(PC2_MAGIC, 1, data.shape[1], float(start), float(rate), data.shape[0])
+    with open(path, "wb") as fh:
+        fh.write(header)
+        fh.write(data.tobytes())
+
+
+def read_pc2(path: str | Path) -> tuple[float, float, np.ndarray]:
+    """``(start, rate, frames (F, N, 3) float32)`` of a PC2 file."""
+    blob = Path(path).read_bytes()
+    if len(blob) < PC2_HEADER.size:
+        raise ValueError("pc2 file too short")
+    magic, version, count, start, rate, samples = PC2_HEADER.unpack_from(blob, 0)
+    if magic != PC2_MAGIC or version != 1:
+        raise ValueError("not a PC2 file")
+    expected = PC2_HEADER.size + samples * count * 12
+    if len(blob) != expected:
+        raise ValueError(f"pc2 size {len(blob)} does not match its header ({expected})")
+    data = np.frombuffer(blob, dtype="<f4", offset=PC2_HEADER.size).reshape(samples, count, 3)
+    return start, rate, data.astype(np.float32)
+
+
+# -- simulate the whole range -------------------------------------------------------------------
+
+
+def simulate_range(scene: Any, obj: Any) -> tuple[int, np.ndarray]:
+    """Play the object's frame range through the handler; ``(start, frames (F, N, 3))``.
+
+    Frames already cached and valid are reused; the scene returns to its current frame.
+    """
+    props = obj.xof_physics
+    start, end = int(props.frame_start), int(props.frame_end)
+    if end < start:
+        raise ValueError(f"frame range {start}..{end} is empty")
+    current = scene.frame_current
+    for f in range(start, end + 1):
+        scene.frame_set(f)
+    rt = cloth_runtime.runtime_for(obj, scene)
+    missing = [f for f in range(start, end + 1) if f not in rt.cache]
+    if missing:
+        raise RuntimeError(f"frames {missing[:5]} were not simulated")
+    frames = np.stack([rt.cache.frames[f].positions for f in range(start, end + 1)])
+    scene.frame_set(current)
+    return start, frames
+
+
+# -- bake targets -------------------------------------------------------------------------------
+
+
+def _key_curve(key: Any, data_path: str) -> Any:
+    """An F-curve on the shape-key datablock's action (4.4+ slotted actions, or older)."""
+    action = key.animation_data.action
+    ensure = getattr(action, "fcurve_ensure_for_datablock", None)
+    if ensure is not None:
+        return ensure(key, data_path)
+    return action.fcurves.new(data_path)  # pragma: no cover - Blender < 4.4
+
+
+def check_shape_key_target(obj: Any) -> None:
+    """Refuse a shape-key bake that could not show the simulation (before simulating)."""
+    if obj.data.shape_keys is not None:
+        raise RuntimeError(f"{obj.name} already has shape keys: free them or bake to PC2")
+    if cloth_override.needs_override(obj):
+        names = ", ".join(
+            m.name
+            for m in obj.modifiers
+            if m.type in cloth_override.DEFORMING and not cloth_override.is_ours(m)
+        )
+        raise RuntimeError(
+            f"{obj.name} is deformed by its modifiers ({names}), which would move shape keys "
+            "again: bake to a PC2 file (its Mesh Cache modifier comes last)"
+        )
+
+
+def bake_shape_keys(obj: Any, start: int, frames: np.ndarray) -> list[str]:
+    """One animated shape key per frame on top of a rest-shape Basis; returns key names."""
+    check_shape_key_target(obj)
+    cloth_runtime.restore_rest(obj)
+    obj.shape_key_add(name="Basis", from_mix=False)
+    key = obj.data.shape_keys
+    assert key is not None
+    key.use_relative = True
+    anim = key.animation_data_create()
+    anim.action = _new_action(f"{obj.name} cloth bake")
+    names: list[str] = []
+    for i, positions in enumerate(frames):
+        frame = start + i
+        block = obj.shape_key_add(name=f"{KEY_PREFIX}{frame:04d}", from_mix=False)
+        block.data.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
+        curve = _key_curve(key, f'key_blocks["{block.name}"].value')
+        times = [frame - 1, frame, frame + 1]
+        values = [0.0, 1.0, 0.0]
+        if i == len(frames) - 1:
+            times, values = times[:2], values[:2]  # the last frame holds afterwards
+        curve.keyframe_points.add(len(times))
+        co = np.column_stack([times, values]).astype(np.float32).ravel()
+        curve.keyframe_points.foreach_set("co", co)
+        for point in curve.keyframe_points:
+            point.interpolation = "LINEAR"
+        curve.update()
+        names.append(block.name)
+    return names
+
+
+def _new_action(name: str) -> Any:
+    import bpy
+
+    return bpy.data.actions.new(name)
+
+
+def bake_pc2(obj: Any, start: int, frames: np.ndarray, path: str | Path) -> Any:
+    """Write ``path`` and add (or refresh) a Mesh Cache modifier that plays it."""
+    write_pc2(path, frames, start)
+    cloth_runtime.restore_rest(obj)
+    mod = obj.modifiers.get(MODIFIER_NAME)
+    if mod is None:
+        mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+    mod.cache_format = "PC2"
+    mod.filepath = str(path)
+    mod.frame_start = float(start)
+    mod.play_mode = "SCENE"
+    mod.time_mode = "FRAME"
+    mod.deform_mode = "OVERWRITE"
+    mod.interpolation = "LINEAR"
+    # after the deformers (its frames hold their pins), before Subdivision or Solidify
+    cloth_override.place_after_deformers(obj, mod)
+    return mod
+
+
+def free_bake(obj: Any) -> None:
+    """Remove what a bake added (our shape keys and their action, our Mesh Cache modifier)."""
+    key = obj.data.shape_keys
+    if key is not None and any(b.name.startswith(KEY_PREFIX) for b in key.key_blocks):
+        action = key.animation_data.action if key.animation_data else None
+        obj.shape_key_clear()
+        if action is not None and action.users == 0:
+            _remove_action(action)
+    mod = obj.modifiers.get(MODIFIER_NAME)
+    if mod is not None:
+        obj.modifiers.remove(mod)
+
+
+def _remove_action(action: Any) -> None:
+    import bpy
+
+    bpy.data.actions.remove(action)

@@ -1,0 +1,121 @@
+"""Data the importer does not interpret, kept as a compact JSON custom property.
+
+Nothing in a file is silently lost: uninterpreted children of a frame go on the frame's
+object, those of a mesh on the mesh's object, top-level ones on the file's first root object.
+Each is summarised (template, name, members, children); long arrays keep their shape and
+first values only. The property is ``xof_extras`` (a JSON list); the report names the
+templates.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import bpy
+import numpy as np
+
+from ...xfile.document import Ragged, XObject, XReference
+
+if TYPE_CHECKING:
+    from .context import BuildContext
+
+from .context import BuildStep
+
+#: Mesh children the importer (or another build step) turns into Blender data
+INTERPRETED_MESH_CHILDREN = frozenset(
+    {
+        "MeshNormals",
+        "MeshTextureCoords",
+        "MeshVertexColors",
+        "MeshMaterialList",
+        "VertexDuplicationIndices",
+        "XSkinMeshHeader",
+        "SkinWeights",
+        "DeclData",
+        "FVFData",
+        "ClothMasses",
+        "ClothSprings",
+    }
+)
+
+PROPERTY = "xof_extras"
+_MAX_VALUES = 32
+
+
+def summarize_value(value: Any) -> Any:
+    """A JSON-able, size-bounded summary of a member value."""
+    if isinstance(value, np.ndarray):
+        if value.size <= _MAX_VALUES:
+            return value.tolist()
+        return {"shape": list(value.shape), "head": value.ravel()[:8].tolist()}
+    if isinstance(value, Ragged):
+        return {"records": len(value), "head": value.flat[:8].tolist()}
+    if isinstance(value, dict):
+        return {str(k): summarize_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if len(value) <= _MAX_VALUES:
+            return [summarize_value(v) for v in value]
+        return {"length": len(value), "head": [summarize_value(v) for v in value[:8]]}
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def summarize(obj: XObject | XReference) -> dict[str, Any]:
+    """One uninterpreted object (or reference) as a JSON-able dict."""
+    if isinstance(obj, XReference):
+        return {"reference": obj.name or (str(obj.guid) if obj.guid else None)}
+    out: dict[str, Any] = {"template": obj.template}
+    if obj.name:
+        out["name"] = obj.name
+    if obj.members:
+        out["members"] = {k: summarize_value(v) for k, v in obj.members.items()}
+    if obj.children:
+        out["children"] = [summarize(c) for c in obj.children]
+    return out
+
+
+def attach(owner: bpy.types.ID, objects: list[XObject]) -> None:
+    """Append summaries of ``objects`` to ``owner[PROPERTY]``."""
+    if not objects:
+        return
+    existing = json.loads(owner.get(PROPERTY, "[]"))
+    existing.extend(summarize(o) for o in objects)
+    owner[PROPERTY] = json.dumps(existing, separators=(",", ":"), allow_nan=False, default=str)
+
+
+def mesh_extras(source: XObject | None) -> list[XObject]:
+    if source is None:
+        return []
+    return [c for c in source.objects() if c.template not in INTERPRETED_MESH_CHILDREN]
+
+
+def keep_extras(ctx: BuildContext) -> None:
+    """The build step: attach every uninterpreted object and name it in the report."""
+    kept: list[XObject] = []
+    for frame, obj in ctx.frame_objects.items():
+        attach(obj, frame.extras)
+        kept += frame.extras
+    for mesh, obj in ctx.mesh_objects.items():
+        extras = mesh_extras(mesh.source)
+        attach(obj, extras)
+        kept += extras
+    used = {id(m.source) for mesh in ctx.scene.all_meshes() for m in mesh.materials}
+    top = [o for o in ctx.scene.extras if id(o) not in used]  # not referenced materials
+    if top:
+        if ctx.roots:
+            attach(ctx.roots[0], top)
+        kept += top
+    names = sorted({o.template for o in kept})
+    for name in names:
+        count = sum(1 for o in kept if o.template == name)
+        where = "kept as custom property xof_extras" if ctx.roots else "not imported"
+        ctx.result.extras.append(f"{name} x{count} ({where})")
+
+
+EXTRAS_STEP = BuildStep("extras", 900.0, keep_extras)

@@ -1,0 +1,115 @@
+"""Skinned meshes onto the armature, and the other objects of bone frames onto their bones.
+
+- A skinned mesh object: parented to the armature (plain object parent, no bone), placed at
+  its skin-space matrix (identity unless its offsets say otherwise), one vertex group per
+  SkinWeights (named after the bone), an Armature modifier. D3D skins in the skeleton's space
+  and ignores the mesh's own frame matrix; so does this.
+- A frame that became a bone loses its empty; what hung under it (props, rigid meshes,
+  frames that are not bones) hangs from the bone instead, keeping its world matrix and
+  following the bone when it moves.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ...xfile.views.model import FrameData, MeshData
+from .armature import BuiltArmature, as_matrix
+from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
+from .skin_weights import SkinPlan, plan_skin, weight_batches
+
+
+def is_skinned(mesh: MeshData) -> bool:
+    return mesh.skin is not None and bool(mesh.skin.weights)
+
+
+def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, str]) -> None:
+    """One vertex group per file SkinWeights frame, filled by :func:`weight_batches`."""
+    for group in skin.groups:
+        vg = obj.vertex_groups.new(name=names.get(group.frame_name, group.frame_name))
+        for indices, value, mode in weight_batches(group.indices, group.weights):
+            vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
+
+
+def skin_object(
+    obj: bpy.types.Object,
+    mesh: MeshData,
+    plan: SkeletonPlan,
+    armature: BuiltArmature,
+    conversion: SpaceConversion,
+) -> list[str]:
+    """Vertex groups, Armature modifier and parenting for one skinned mesh; its warnings."""
+    me = obj.data
+    assert isinstance(me, bpy.types.Mesh)
+    skin = plan_skin(mesh, len(me.vertices))
+    names = {}
+    for group in skin.groups:
+        bone = plan.bone_named_by_file(group.frame_name)
+        if bone is not None:
+            names[group.frame_name] = bone.name
+    write_vertex_groups(obj, skin, names)
+    space, notes = mesh_skin_space(plan, mesh, conversion)
+    obj.parent = armature.obj
+    obj.parent_type = "OBJECT"
+    obj.matrix_parent_inverse.identity()
+    obj.matrix_basis = as_matrix(space)
+    mod = obj.modifiers.new("Armature", "ARMATURE")
+    assert isinstance(mod, bpy.types.ArmatureModifier)
+    mod.object = armature.obj
+    mod.use_vertex_groups = True
+    mod.use_bone_envelopes = False
+    return skin.warnings + notes
+
+
+def bone_parent_inverse(rest: np.ndarray, bind: np.ndarray, length: float) -> np.ndarray:
+    """``matrix_parent_inverse`` for a child of a bone: world = C_b @ basis.
+
+    A bone parent gives ``P_b @ T(0, length, 0)``, and ``P_b = C_b @ bind^-1 @ rest``.
+    """
+    tail = np.eye(4)
+    tail[1, 3] = length
+    return np.linalg.inv(tail) @ np.linalg.inv(rest) @ bind
+
+
+def _attach(obj: bpy.types.Object, armature: BuiltArmature, bone: str, inverse: np.ndarray) -> None:
+    obj.parent = armature.obj
+    obj.parent_type = "BONE"
+    obj.parent_bone = bone
+    obj.matrix_parent_inverse = as_matrix(inverse)
+
+
+def attach_to_bones(
+    plan: SkeletonPlan,
+    armature: BuiltArmature,
+    frame_objects: dict[FrameData, bpy.types.Object],
+    skinned: set[bpy.types.Object],
+) -> list[bpy.types.Object]:
+    """Re-hang objects of bone frames and their children; returns the empties to remove.
+
+    The caller drops them from its bookkeeping (``BuildContext.forget``), then deletes them.
+    """
+    inverses = [
+        bone_parent_inverse(armature.rests[k], b.bind, float(armature.lengths[k]))
+        for k, b in enumerate(plan.bones)
+    ]
+    bone_objects = {
+        frame_objects[plan.frames[b.frame].data]: k
+        for k, b in enumerate(plan.bones)
+        if plan.frames[b.frame].data in frame_objects
+    }
+    removed: list[bpy.types.Object] = []
+    for obj, k in bone_objects.items():
+        bone = plan.bones[k]
+        if obj.type != "EMPTY":
+            if obj not in skinned:  # a rigid mesh that is the frame's only content
+                _attach(obj, armature, bone.name, inverses[k])
+                obj.matrix_basis.identity()
+            continue
+        for child in list(obj.children):
+            if child in bone_objects or child in skinned:
+                continue
+            _attach(child, armature, bone.name, inverses[k])
+        removed.append(obj)
+    return removed
+

@@ -1,0 +1,88 @@
+"""Bake to shape keys or a .pc2 + Mesh Cache modifier: every frame shows the simulation."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from xof.addon.scene.cloth import bake as cloth_bake  # noqa: E402
+from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
+
+from ..cloth_fixtures import (  # noqa: E402
+    evaluated_positions,
+    pinned_cloth,
+)
+
+pytestmark = pytest.mark.blender
+N = 6
+
+
+@pytest.fixture
+def cloth(physics):
+    """A 6 x 6 pinned cloth simulated over frames 3-14."""
+    return pinned_cloth(bpy, N, frame_end=14, frame_start=3)
+
+
+def simulated(obj) -> dict[int, np.ndarray]:
+    cache = cloth_runtime.peek_runtime(obj).cache
+    return {f: cache.frames[f].positions.copy() for f in range(3, 15)}
+
+
+def test_pc2_writer_header_by_hand(tmp_path) -> None:
+    frames = np.arange(2 * 4 * 3, dtype=np.float32).reshape(2, 4, 3)
+    path = tmp_path / "x.pc2"
+    cloth_bake.write_pc2(path, frames, start=5.0)
+    blob = path.read_bytes()
+    assert blob[:12] == b"POINTCACHE2\0"
+    assert struct.unpack("<iiffi", blob[12:32]) == (1, 4, 5.0, 1.0, 2)
+    assert len(blob) == 32 + 2 * 4 * 12
+    np.testing.assert_array_equal(np.frombuffer(blob[32:], "<f4").reshape(2, 4, 3), frames)
+    start, rate, back = cloth_bake.read_pc2(path)
+    assert (start, rate) == (5.0, 1.0)
+    np.testing.assert_array_equal(back, frames)
+
+
+def test_bake_to_shape_keys_shows_every_frame_and_survives_reload(cloth, tmp_path) -> None:
+    scene = bpy.context.scene
+    assert bpy.ops.xof.sim_bake() == {"FINISHED"}
+    frames = simulated(cloth)
+    assert cloth.xof_physics.cache_state == "BAKED"
+    assert len(cloth.data.shape_keys.key_blocks) == 1 + 12
+    for f in (3, 4, 9, 14):
+        scene.frame_set(f)
+        np.testing.assert_allclose(evaluated_positions(bpy, cloth), frames[f], atol=1e-6)
+    path = str(tmp_path / "baked.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    obj = bpy.data.objects["Cloth"]
+    assert obj.xof_physics.cache_state == "BAKED"
+    bpy.context.scene.frame_set(11)
+    np.testing.assert_allclose(evaluated_positions(bpy, obj), frames[11], atol=1e-6)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.xof.sim_free_bake() == {"FINISHED"}
+    assert obj.data.shape_keys is None
+    assert obj.xof_physics.cache_state == "VALID"  # the cache saved with the file is back
+
+
+def test_bake_to_pc2_plays_through_a_mesh_cache_modifier(cloth, tmp_path) -> None:
+    scene = bpy.context.scene
+    props = cloth.xof_physics
+    props.bake_target = "PC2"
+    props.bake_path = str(tmp_path / "cloth.pc2")
+    assert bpy.ops.xof.sim_bake() == {"FINISHED"}
+    frames = simulated(cloth)
+    start, rate, data = cloth_bake.read_pc2(props.bake_path)
+    assert (start, rate, data.shape) == (3.0, 1.0, (12, N * N, 3))
+    mod = cloth.modifiers[cloth_bake.MODIFIER_NAME]
+    assert mod.frame_start == 3.0
+    for f in (3, 5, 10, 14):
+        scene.frame_set(f)
+        np.testing.assert_allclose(evaluated_positions(bpy, cloth), frames[f], atol=1e-6)
+    assert bpy.ops.xof.sim_free_bake() == {"FINISHED"}
+    assert cloth_bake.MODIFIER_NAME not in cloth.modifiers
+    scene.frame_set(9)
+    np.testing.assert_array_equal(evaluated_positions(bpy, cloth), frames[9])

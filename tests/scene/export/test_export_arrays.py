@@ -1,0 +1,136 @@
+"""The export's fast paths give the bytes of the plain ones: float32 file-space arithmetic
+against float64 rounded once, the one-word UV check against the float comparison, the
+all-quad face table against the general records, binary lists from int32/float32 buffers."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from xof.addon.scene.export.mesh_arrays import MeshArrays, _per_vertex, vertex_map
+from xof.addon.scene.export.space import FileSpace
+from xof.addon.scene.imp.convert import Conversion, mirror_for_axes
+from xof.addon.xfile.writer import objects as xo
+from xof.addon.xfile.writer import write
+
+AXES = ["X", "Y", "Z", "-X", "-Y", "-Z"]
+
+
+def _awkward(rng: np.random.Generator, n: int) -> np.ndarray:
+    """float32 values with zeros of both signs, subnormals, huge and ordinary values."""
+    special = np.array([0.0, -0.0, 1e-45, -1e-40, 3.4e38, -3.4e38, 1.0, -1.0], np.float32)
+    values = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)).astype(np.float32)
+    return np.concatenate([special, values]).astype(np.float32)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0, 3.0, 0.1, 1e-3, 100.0])
+def test_float32_file_space_is_float64_rounded_once(scale: float) -> None:
+    rng = np.random.default_rng(7)
+    points = _awkward(rng, 3000)[: 3 * 1002].reshape(-1, 3)
+    for forward, up in itertools.product(AXES, AXES):
+        if forward.strip("-") == up.strip("-"):
+            continue
+        conversion = Conversion(mirror_for_axes(forward, up), scale)
+        mirror = np.asarray(conversion.mirror, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            want = ((points.astype(np.float64) @ mirror) / scale).astype(np.float32)
+            got = FileSpace(conversion, 32).positions(points)
+        assert got.dtype == np.float32
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (forward, up)
+        want64 = (points.astype(np.float64) @ mirror) / scale
+        got64 = FileSpace(conversion, 64).positions(points)
+        assert np.array_equal(got64.view(np.uint64), want64.view(np.uint64)), (forward, up)
+        normals = FileSpace(conversion, 32).directions(points)
+        want_n = (points.astype(np.float64) @ mirror).astype(np.float32)
+        assert np.array_equal(normals.view(np.uint32), want_n.view(np.uint32))
+
+
+def test_float32_uv_flip_is_float64_rounded_once() -> None:
+    uv = _awkward(np.random.default_rng(3), 4000).reshape(-1, 2)
+    got = FileSpace(Conversion(mirror_for_axes(), 1.0), 32).file_uvs(uv)
+    want = Conversion.uvs(uv.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def _old_per_vertex(per_loop: np.ndarray, loops: np.ndarray, n: int) -> np.ndarray | None:
+    table = np.zeros((n, per_loop.shape[1]), dtype=np.float64)
+    table[loops] = per_loop
+    return table if np.array_equal(table[loops], per_loop) else None
+
+
+@pytest.mark.parametrize("width", [2, 4])
+def test_one_word_check_agrees_with_the_float_comparison(width: int) -> None:
+    rng = np.random.default_rng(5)
+    n = 50
+    loops = rng.integers(0, n - 3, 400).astype(np.int32)  # the last vertices are unused
+    per_vertex = rng.random((n, width)).astype(np.float32)
+    same = per_vertex[loops]
+    table = _per_vertex(same, loops, n)
+    assert table is not None and table.dtype == np.float32
+    assert np.array_equal(table, _old_per_vertex(same, loops, n))
+    signed = same.copy()
+    signed[loops == 0] = -0.0  # -0 and 0 are one value, as the float comparison says
+    signed[np.flatnonzero(loops == 0)[0]] = 0.0
+    assert (_per_vertex(signed, loops, n) is None) == (_old_per_vertex(signed, loops, n) is None)
+    seam = same.copy()
+    seam[np.flatnonzero(loops == loops[0])[-1], 0] += 0.5
+    assert _per_vertex(seam, loops, n) is None
+    nan = same.copy()
+    nan[loops == loops[1]] = np.nan  # NaN is no value twice
+    assert _per_vertex(nan, loops, n) is None
+
+
+def test_vertex_map_splits_seams_and_keeps_grids_whole() -> None:
+    positions = np.zeros((4, 3), np.float32)
+    corners = np.array([0, 1, 2, 0, 2, 3], np.int32)
+    sizes = np.array([3, 3])
+    uv = np.arange(12, dtype=np.float32).reshape(6, 2)
+    whole = MeshArrays(positions, sizes, corners, uv_layers=[("a", uv[[0, 1, 2, 0, 2, 5]])])
+    assert not vertex_map(whole).split
+    seam = MeshArrays(positions, sizes, corners, uv_layers=[("a", uv)])
+    vmap = vertex_map(seam)
+    assert vmap.split and len(vmap.source) == 6
+
+
+def test_quad_table_equals_general_face_records() -> None:
+    corners = np.arange(40, dtype=np.int32)[::-1].copy()
+    fast = xo.faces(np.full(10, 4), corners)
+    general = xo.faces(np.array([4] * 9 + [3, 1]), corners)  # a mix: the masked path
+    assert fast.flat.dtype == np.int32
+    assert np.array_equal(fast.flat[:45], general.flat[:45])
+    assert np.array_equal(fast.starts[:10], general.starts[:10])
+    wide = xo.faces(np.full(10, 4), corners.astype(np.int64))
+    assert np.array_equal(wide.flat, fast.flat) and np.array_equal(wide.starts, fast.starts)
+
+
+@pytest.mark.parametrize("fmt", ["txt", "bin", "bzip"])
+@pytest.mark.parametrize("bits", [32, 64])
+def test_float32_int32_arrays_write_the_bytes_of_float64_int64(fmt: str, bits: int) -> None:
+    rng = np.random.default_rng(11)
+    positions = _awkward(rng, 300)[:300].reshape(-1, 3)
+    corners = rng.integers(0, 100, 4 * 40).astype(np.int32)
+    sizes = np.full(40, 4)
+
+    def doc(p: np.ndarray, c: np.ndarray):  # type: ignore[no-untyped-def]
+        mesh = xo.mesh("m", p, sizes, c)
+        mesh.children.append(xo.mesh_normals(p, sizes, c))
+        mesh.children.append(xo.texture_coords(p[:, :2]))
+        return xo.document([mesh])
+
+    narrow = write(doc(positions, corners), fmt, bits)
+    wide = write(doc(positions.astype(np.float64), corners.astype(np.int64)), fmt, bits)
+    assert narrow == wide
+
+
+def test_in_file_winding_is_the_winding_order_gather() -> None:
+    from xof.addon.scene.export.mesh_export import in_file_winding, winding_order
+
+    rng = np.random.default_rng(2)
+    for sizes in (np.full(6, 4), np.full(5, 3), np.array([3, 4, 5, 4]), np.zeros(0, np.int64)):
+        count = int(sizes.sum())
+        flat = rng.integers(0, 99, count).astype(np.int32)
+        rows = rng.random((count, 3)).astype(np.float32)
+        order = winding_order(sizes)
+        assert np.array_equal(in_file_winding(flat, sizes), flat[order])
+        assert np.array_equal(in_file_winding(rows, sizes), rows[order])
