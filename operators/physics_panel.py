@@ -68,6 +68,12 @@ class XOF_PT_physics(bpy.types.Panel):
         sub.active = props.collider_collection is not None
         sub.prop(props, "friction")
         sub.prop(props, "collision_margin")
+        if props.sim_type == "CLOTH":
+            row = col.row(heading="Self Collision")
+            row.prop(props, "self_collision", text="")
+            sub = row.row()
+            sub.active = props.self_collision
+            sub.prop(props, "self_distance", text="Distance")
 
         box = layout.box()
         row = box.row(align=True)

@@ -69,6 +69,7 @@ class MeshCollider:
         friction: float | None = None,
     ) -> None:
         current = _vertices(vertices, "collider vertices")
+        self.source_triangles = np.array(triangles)  # as given (degenerate ones included)
         self.triangles = _triangles(triangles, len(current))
         self.outer = max(float(outer), 0.0) if np.isfinite(outer) else 0.0
         self.inner = max(float(inner), 0.0) if np.isfinite(inner) else 0.0
@@ -99,6 +100,10 @@ class MeshCollider:
         self._grid_grow = 0.0
         self._static = self._end = self._pose(1.0)
         self.begin_substep(1.0, 1.0)
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self._cur.shape[0])
 
     def move_to(self, vertices: np.ndarray) -> None:
         """Next frame: the current pose becomes the previous one."""

@@ -28,7 +28,7 @@ from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
 from . import override as cloth_override
 from .cache import CachedFrame, FrameCache
-from .colliders import colliders_from_collection
+from .colliders import SurfaceColliders
 from .data import read_cloth_inputs, rest_positions
 
 CACHE_PROPERTY = "xof_cloth_cache"  # ID property on the object: FrameCache.to_bytes()
@@ -54,7 +54,17 @@ def settings_from_props(props: Any, fps: float) -> SimSettings:
         collision_margin=props.collision_margin,
         fps=fps,
         tethers=props.sim_type == "CLOTH",
+        self_collision=bool(props.self_collision) and props.sim_type == "CLOTH",
+        self_distance=props.self_distance,
     ).validated()[0]
+
+
+def mesh_triangles(mesh: Any) -> np.ndarray:
+    """The mesh's triangles ``(T, 3)`` int64 (its faces split as Blender draws them)."""
+    mesh.calc_loop_triangles()
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return tris.reshape(-1, 3).astype(np.int64)
 
 
 def scene_fps(scene: Any) -> float:
@@ -117,7 +127,9 @@ class ClothRuntime:
         self.pinned_ids = np.flatnonzero(self.pinned)
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
-        self.simulator = Simulator(self.model, self.settings)
+        triangles = mesh_triangles(obj.data) if self.settings.self_collision else None
+        self.simulator = Simulator(self.model, self.settings, triangles=triangles)
+        self.surfaces = SurfaceColliders()  # collider surfaces and their previous poses
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
         n = self.rest_local.shape[0]
         self.cache = cache if cache is not None and cache.vertex_count == n else FrameCache(n)
@@ -192,6 +204,9 @@ class ClothRuntime:
         """Back to the rest shape at ``frame`` (the start frame), cached and shown; on a
         deformed mesh, the shape its modifiers give the rest shape."""
         matrix = self.world_matrix(obj, depsgraph)
+        self.surfaces.reset()
+        props = obj.xof_physics
+        self.surfaces.colliders(props.collider_collection, depsgraph, exclude=obj)  # the poses
         deformed = self.evaluated_local(obj, depsgraph) if self.override else None
         if deformed is None:
             self.simulator.reset(self.pin_targets(obj, depsgraph, matrix))
@@ -209,6 +224,7 @@ class ClothRuntime:
         """Load a cached frame's state into the solver."""
         entry = self.cache.frames[frame]
         self.simulator.set_state(entry.world_positions(), entry.velocities)
+        self.surfaces.reset()  # their pose at that frame is not known: the next one starts still
         self.sim_frame = frame
 
     def step_once(self, obj: Any, depsgraph: Any, frame: int) -> CachedFrame:
@@ -216,7 +232,7 @@ class ClothRuntime:
         props = obj.xof_physics
         matrix = self.world_matrix(obj, depsgraph)
         targets = self.pin_targets(obj, depsgraph, matrix)
-        colliders = colliders_from_collection(props.collider_collection, depsgraph, exclude=obj)
+        colliders = self.surfaces.colliders(props.collider_collection, depsgraph, exclude=obj)
         relative = matrix @ affine_inverse(self.build_matrix)
         count = len(self.simulator.warnings)
         world = self.simulator.step(
