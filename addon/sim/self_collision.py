@@ -1,8 +1,9 @@
 """Self-collision: cloth points kept ``distance`` away from the cloth's own triangles.
 
-Pairs are a point and a triangle that does not contain it; pairs already closer than the
-distance in the rest shape (the neighbouring triangles of a fine mesh) are left out for
-good, or the cloth would push itself apart at rest. Each substep every candidate pair gets
+Pairs are a point and a triangle that does not contain it; pairs closer than
+``EXCLUDED_AT_REST`` distances in the rest shape (the neighbouring triangles of a fine mesh)
+are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
+would carry thousands of useless pairs). Each substep every candidate pair gets
 its closest point and a swept test as for a collider surface (``mesh_collider.py``): a
 point stays on the side of the triangle it was on at the substep's start, and a point whose
 path crossed the triangle inside it is put back on that side. The correction of a contact
@@ -29,8 +30,11 @@ from .settings import SimSettings
 from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 
 TINY_DISTANCE = 1e-9
-SLACK_MIN, SLACK_MAX = 0.5, 3.0  # bounds of the slack, in distances
+SLACK_MIN, SLACK_MAX = 0.25, 0.5  # bounds of the slack, in distances
 SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's motion
+# pairs closer than this at rest (in distances) are never candidates: the distance plus
+# twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
+EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
 
 
 class SelfCollision:
@@ -61,26 +65,33 @@ class SelfCollision:
         self._pairs: Candidates | None = None
         self._slack = 0.0
         self._ids = np.arange(len(rest))
+        self._excluded = np.zeros(0, dtype=np.int64)
         self._excluded = self._near_at_rest(rest)
 
     def _near_at_rest(self, rest: np.ndarray) -> np.ndarray:
-        """Sorted keys ``point * T + triangle`` of pairs within the distance at rest."""
-        d = self.distance * 1.01
-        point, tri, dist = self._pairs_within(rest, d)
+        """Sorted keys ``point * T + triangle`` of pairs within ``EXCLUDED_AT_REST``
+        distances at rest."""
+        d = self.distance * EXCLUDED_AT_REST
+        point, tri, dist = self._pairs_within(rest, d, exclude=False)
         keys = point[dist < d] * len(self.triangles) + tri[dist < d]
         return np.unique(keys)
 
     def _pairs_within(
-        self, positions: np.ndarray, grow: float
+        self, positions: np.ndarray, grow: float, exclude: bool = True
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pairs (point, triangle not containing it) with the point in the triangle's box
-        grown by ``grow``, and their distances."""
+        """Pairs (point, triangle not containing it, not excluded) with the point in the
+        triangle's box grown by ``grow``, and their distances."""
         corners = positions[self.triangles]  # (T, 3, 3)
         lo = corners.min(axis=1) - grow
         hi = corners.max(axis=1) + grow
         point, tri = box_pairs(positions, lo, hi)
         own = (self.triangles[tri] == point[:, None]).any(axis=1)
         point, tri = point[~own], tri[~own]
+        if exclude and self._excluded.size and point.size:
+            keys = point * len(self.triangles) + tri
+            at = np.searchsorted(self._excluded, keys).clip(max=self._excluded.size - 1)
+            fresh = self._excluded[at] != keys
+            point, tri = point[fresh], tri[fresh]
         p = np.ascontiguousarray(positions[point].T, dtype=np.float32)
         abc = [
             np.ascontiguousarray(positions[self.triangles[tri, k]].T, np.float32) for k in range(3)
@@ -239,13 +250,7 @@ class SelfCollision:
             positions = np.asarray(pos[:, :3], dtype=np.float64)
             point, tri, dist = self._pairs_within(positions, d + 2.0 * slack)
             keep = dist < d + 2.0 * slack
-            point, tri = point[keep], tri[keep]
-            if self._excluded.size:
-                keys = point * len(self.triangles) + tri
-                at = np.searchsorted(self._excluded, keys).clip(max=self._excluded.size - 1)
-                fresh = self._excluded[at] != keys
-                point, tri = point[fresh], tri[fresh]
-            return point, tri, np.full(ids.size, slack, dtype=np.float32)
+            return point[keep], tri[keep], np.full(ids.size, slack, dtype=np.float32)
 
         pairs.refresh(pos, None, self._ids, query)
         self.rebuilds += 1

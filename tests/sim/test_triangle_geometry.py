@@ -94,3 +94,24 @@ def test_box_pairs_stays_bounded_for_a_huge_box_and_tiny_ones() -> None:
     hi = np.vstack([[[100.0, 100, 100]], np.full((50, 3), 1e-6)])
     _, box = box_pairs(points, lo, hi)
     assert (box == 0).sum() == 2000 and (box != 0).sum() == 0
+
+
+def test_intersection_count_of_known_configurations() -> None:
+    from .meshes import intersecting_pairs
+
+    base = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    # a triangle piercing the base, one above it, one sharing a vertex (excluded), one
+    # touching nothing
+    piercing = np.array([[0.6, 0.1, -0.5], [0.7, 0.1, 0.5], [0.6, 0.2, 0.5]])
+    above = base + np.array([0.0, 0.0, 0.1])
+    sharing = np.array([[0.0, 0, 0], [0.5, 0.5, 0.05], [0.5, 0.5, -0.05]])  # crosses the base
+    far = base + np.array([5.0, 0.0, 0.0])
+    pos = np.vstack([base, piercing, above, sharing[1:], far])
+    tris = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 9, 10], [11, 12, 13]])
+    # base x piercing and above x piercing; sharing crosses the base along the diagonal but
+    # shares its corner 0, so it does not count; it passes beside the piercing one
+    assert intersecting_pairs(pos, tris) == 2
+    assert intersecting_pairs(pos, tris[[0, 3]]) == 0
+    moved = pos.copy()
+    moved[9:11] += np.array([0.0, 0.0, 0.3])  # now it meets "above", sharing nothing with it
+    assert intersecting_pairs(moved, tris[[2, 3]]) == 1
