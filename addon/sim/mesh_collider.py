@@ -30,6 +30,7 @@ from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
 from .rows import put_rows, take_columns, take_rows
 from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 
+WINDOW = 0.25  # a moving surface's candidates are found again every this much of a frame
 # how far a point may move before its pairs are found again, in reaches: small for points
 # in contact (fewer candidate triangles), large for the others (found again less often)
 SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
@@ -89,17 +90,26 @@ class MeshCollider:
             raise ValueError(f"collider poses differ in shape: {prev.shape} vs {cur.shape}")
         self._prev, self._cur = prev, cur
         self.moving = not np.array_equal(prev, cur)
-        corners_lo = np.minimum(prev, cur)[self.triangles]  # (T, 3 corners, 3)
-        corners_hi = np.maximum(prev, cur)[self.triangles]
-        self._box_lo = corners_lo.min(axis=1)
-        self._box_hi = corners_hi.max(axis=1)
-        travel = np.linalg.norm(cur - prev, axis=1)[self.triangles].max(axis=1)
-        self._travel = travel.astype(np.float32)  # (T,) the farthest a corner moves this frame
-        self._pairs: Candidates | None = None
-        self._grid: BoxGrid | None = None  # the triangles' boxes, for this pose and reach
-        self._grid_grow = 0.0
+        self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
+        if not self.moving:
+            self._open_window(0.0, 1.0)
         self._static = self._end = self._pose(1.0)
         self.begin_substep(1.0, 1.0)
+
+    def _open_window(self, start: float, end: float) -> None:
+        """Boxes, travel and candidates for the part ``start``..``end`` of the frame: pairs
+        found in it hold until it ends (a moving surface's travel over a window, not over
+        the whole frame, bounds how many triangles a point must keep)."""
+        self._window = (start, end)
+        a = self._prev + (self._cur - self._prev) * start
+        b = self._prev + (self._cur - self._prev) * end
+        self._box_lo = np.minimum(a, b)[self.triangles].min(axis=1)  # (T, 3)
+        self._box_hi = np.maximum(a, b)[self.triangles].max(axis=1)
+        travel = np.linalg.norm(b - a, axis=1)[self.triangles].max(axis=1)
+        self._travel = travel.astype(np.float32)  # (T,) the farthest a corner moves in it
+        self._pairs: Candidates | None = None
+        self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
+        self._grid_grow = 0.0
 
     @property
     def vertex_count(self) -> int:
@@ -115,6 +125,8 @@ class MeshCollider:
         if not self.moving:
             self._start = self._end = self._static
             return
+        if not (self._window[0] <= self._t0 and self._t1 <= self._window[1] + 1e-9):
+            self._open_window(self._t0, max(self._t1, min(self._t0 + WINDOW, 1.0)))
         previous_end = self._end
         self._end = previous_end if previous_end.t == t1 else self._pose(t1)
         if t0 == t1:

@@ -235,10 +235,12 @@ class SelfCollision:
 
     def _candidates(self, pos: np.ndarray, prev: np.ndarray, d: float) -> Candidates | None:
         """All pairs found again once any point moved beyond the slack (a moved corner
-        changes its triangle's pairs with points that stayed put)."""
+        changes its triangle's pairs with points that stayed put). Only motion relative to
+        the cloth's mean counts: moving all together changes no distance within it."""
         pairs = self._pairs
         if pairs is not None and pairs.reach == d and pairs.built is not None:
             moved = np.asarray(pos[:, :3], dtype=np.float32) - pairs.built
+            moved -= moved.mean(axis=0)
             moved *= moved
             far = (moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)
             if far <= self._slack * self._slack:
