@@ -21,7 +21,7 @@ def _sim_object(context: Any) -> Any:
 
 
 def pc2_path(obj: Any) -> str:
-    """Where the .pc2 goes: the user's path, else next to the saved .blend."""
+    """Where the .pc2 goes (absolute): the user's path, else next to the saved .blend."""
     props = obj.xof_physics
     if props.bake_path:
         return str(bpy.path.abspath(props.bake_path))
@@ -78,7 +78,7 @@ class XOF_OT_sim_bake(bpy.types.Operator):
         except (RuntimeError, ValueError, OSError) as exc:
             self.report({"ERROR"}, f"Bake failed: {exc}")
             return {"CANCELLED"}
-        props.cache_state = "BAKED"
+        cloth_runtime.set_baked(obj, True)
         self.report({"INFO"}, f"Baked {len(frames)} frames of {obj.name}")
         return {"FINISHED"}
 
@@ -90,17 +90,40 @@ class XOF_OT_sim_free_bake(bpy.types.Operator):
     bl_label = "Free Bake"
     bl_options = {"REGISTER", "UNDO"}
 
+    delete_file: bpy.props.BoolProperty(  # type: ignore[valid-type]
+        name="Delete the .pc2 File",
+        description="Also delete the point cache file the bake wrote",
+        default=False,
+    )
+
     @classmethod
     def poll(cls, context: Any) -> bool:
         obj = _sim_object(context)
         return obj is not None and obj.xof_physics.cache_state == "BAKED"
 
+    def invoke(self, context: Any, event: Any) -> Result:
+        if cloth_bake.baked_file(_sim_object(context)) is not None:
+            return context.window_manager.invoke_props_dialog(self)
+        return self.execute(context)
+
+    def draw(self, context: Any) -> None:
+        path = cloth_bake.baked_file(_sim_object(context))
+        if self.layout is not None and path is not None:
+            self.layout.label(text=os.path.basename(path), icon="FILE")
+            self.layout.prop(self, "delete_file")
+
     def execute(self, context: Any) -> Result:
         obj = _sim_object(context)
+        path = cloth_bake.baked_file(obj)
         cloth_bake.free_bake(obj)
-        rt = cloth_runtime.peek_runtime(obj)
-        has_frames = (rt is not None and len(rt.cache) > 0) or cloth_runtime.CACHE_PROPERTY in obj
-        obj.xof_physics.cache_state = "VALID" if has_frames else "EMPTY"
+        cloth_runtime.set_baked(obj, False)
+        if self.delete_file and path is not None:
+            try:
+                os.remove(path)
+            except OSError as exc:
+                self.report({"WARNING"}, f"Bake freed; {path} not deleted: {exc}")
+            else:
+                self.report({"INFO"}, f"Deleted {path}")
         cloth_runtime.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}
 

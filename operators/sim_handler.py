@@ -4,8 +4,10 @@
 evaluated, so pinned points can follow the evaluated (skinned, animated) mesh, and Blender
 re-evaluates the written mesh before drawing or rendering (a render calls the handler again
 with its own depsgraph and gets the cached frame: renders show what playback shows).
-``save_pre`` stores each cache in an ID property; ``load_post`` drops derived state, which is
-rebuilt from the file on the next frame.
+``depsgraph_update_post`` outdates the cache of a mesh that was edited; ``save_pre`` stores
+each cache in an ID property and takes the shown frame off the mesh (a file
+opened without xof shows the mesh as the user made it; ``save_post`` shows it again);
+``load_post`` drops derived state, which is rebuilt from the file on the next frame.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import bpy
 from bpy.app.handlers import persistent
 
+from ..addon.scene.cloth import override as cloth_override
 from ..addon.scene.cloth import runtime as cloth_runtime
 
 
@@ -35,10 +38,33 @@ def on_frame_change(scene: Any, depsgraph: Any = None) -> None:
 
 
 @persistent
+def on_depsgraph_update(scene: Any, depsgraph: Any) -> None:
+    """An edit of a simulated mesh (leaving Edit Mode, Apply Scale) outdates its cache now,
+    not at the next frame change: the viewport shows the edited mesh at once."""
+    changed: set[Any] = set()
+    for update in depsgraph.updates:
+        if update.is_updated_geometry:
+            changed.add(getattr(update.id, "original", update.id))
+    if not changed:
+        return
+    for obj in simulated_objects(scene):
+        if obj in changed or obj.data in changed:
+            cloth_runtime.check_rest(obj)
+
+
+@persistent
 def on_save_pre(*_args: Any) -> None:
     for obj in bpy.data.objects:
         if cloth_runtime.is_simulated(obj):
             cloth_runtime.persist(obj)
+            cloth_override.clear_shown(obj.data)
+
+
+@persistent
+def on_save_post(*_args: Any) -> None:
+    for scene in bpy.data.scenes:
+        for obj in simulated_objects(scene):
+            cloth_runtime.show_current(obj, scene)
 
 
 @persistent
@@ -48,7 +74,9 @@ def on_load_post(*_args: Any) -> None:
 
 _HANDLERS = (
     (bpy.app.handlers.frame_change_post, on_frame_change),
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
     (bpy.app.handlers.save_pre, on_save_pre),
+    (bpy.app.handlers.save_post, on_save_post),
     (bpy.app.handlers.load_post, on_load_post),
 )
 
@@ -73,3 +101,8 @@ def unregister() -> None:
     for handlers, func in _HANDLERS:
         _remove(handlers, func)
     cloth_runtime.forget_all()
+    # without xof nothing would update the shown frame: show the meshes as they are
+    objects = getattr(bpy.data, "objects", None)  # restricted while Blender starts or quits
+    for obj in objects if objects is not None else ():
+        if obj.type == "MESH" and any(cloth_override.is_ours(m) for m in obj.modifiers):
+            cloth_override.remove(obj)

@@ -16,6 +16,8 @@ from pathlib import Path
 import bpy
 
 from ..xfile import read
+from ..xfile.errors import printable
+from ..xfile.views.materials import material_data
 from ..xfile.views.model import MeshData, SceneData
 from .anim.step import ANIMATION_STEP
 from .cloth.step import CLOTH_STEP
@@ -67,7 +69,7 @@ def build_scene(
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
-    textures = TextureLoader(folder)
+    textures = TextureLoader(folder, options.files.texture_folders)
     materials = MaterialCache(textures)
     mesh_options = options.mesh
 
@@ -85,6 +87,7 @@ def build_scene(
     builder = HierarchyBuilder(
         conv, collection, mesh_datablock, options.mesh.keep_empty_frames, empty_size=conv.scale
     )
+    meshes_before = len(result.meshes)
     hierarchy = builder.build(scene)
     ctx.frame_objects = hierarchy.frame_objects
     ctx.mesh_objects = hierarchy.mesh_objects
@@ -92,6 +95,9 @@ def build_scene(
     result.objects.extend(hierarchy.objects)
     result.roots.extend(hierarchy.roots)
     result.warnings.extend(hierarchy.warnings)
+    if options.mesh.use_materials:
+        first = result.meshes[meshes_before] if len(result.meshes) > meshes_before else None
+        _unused_materials(scene, materials, first, result)
     result.materials.extend(materials.created)
     result.images.extend(textures.created)
     result.warnings.extend(textures.warnings)
@@ -105,8 +111,35 @@ def build_scene(
     return ctx
 
 
+def _unused_materials(
+    scene: SceneData,
+    materials: MaterialCache,
+    mesh: bpy.types.Mesh | None,
+    result: ImportResult,
+) -> None:
+    """Top-level Materials no mesh uses: built too, as extra slots of the file's first mesh
+    (a fake user keeps them when there is none), so nothing the file declares is dropped."""
+    first = len(materials.created)
+    for obj in (o for o in scene.extras if o.template == "Material"):
+        if not materials.built(obj):
+            materials.get(material_data(obj, {}))
+    extra = materials.created[first:]
+    if not extra:
+        return
+    for mat in extra:
+        if mesh is not None:
+            mesh.materials.append(mat)
+        else:
+            mat.use_fake_user = True
+    where = f"slots of mesh {mesh.name!r}" if mesh is not None else "kept with a fake user"
+    result.notes.append(
+        f"{len(extra)} material(s) the file declares but no mesh uses imported ({where}): "
+        + ", ".join(m.name for m in extra[:10])
+    )
+
+
 def import_files(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | bytes | Path],
     options: ImportOptions | None = None,
     collection: bpy.types.Collection | None = None,
 ) -> ImportResult:
@@ -115,17 +148,23 @@ def import_files(
     Reader errors arrive as :class:`~..xfile.XFileError` (file and place in the message).
     """
     result = ImportResult()
+    options = options or ImportOptions()
     progress: Progress | None = None
     try:
         with rollback.transaction():
             for path in paths:
-                scene = scene_data_of(read(str(path)))
+                shown = os.fsdecode(path)  # bytes paths as str (undecodable bytes escaped)
+                document = read(shown, encoding=options.files.names_encoding)
+                if document.names_encoding != "utf-8":
+                    name, encoding = printable(Path(shown).name), document.names_encoding
+                    result.notes.append(f"{name}: names read as {encoding}")
+                scene = scene_data_of(document)
                 total = len(scene.all_meshes()) + len(STEPS) + 1
-                progress = Progress(total, f"xof {Path(path).name}")
-                result.files.append(str(path))
+                progress = Progress(total, f"xof {printable(Path(shown).name)}")
+                result.files.append(shown)
                 build_scene(
                     scene, options, collection,
-                    filepath=str(path), result=result,
+                    filepath=shown, result=result,
                     progress=progress,
                 )  # fmt: skip
                 progress.end()

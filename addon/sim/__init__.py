@@ -24,7 +24,8 @@ Colliders (``colliders.py``): ``Sphere(center, radius, friction=None)``,
 
 Simulator (``simulator.py``): ``Simulator(model, settings)``
     ``reset(positions=None)``: back to ``positions`` (default rest) with zero velocity;
-    ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=())`` -> positions
+    ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=(),
+    shape_targets=None)`` -> positions
     ``(N, 3)`` float32 C-contiguous (a new array). ``frame_dt`` defaults to ``1 / fps``.
     ``pinned_targets`` ``(N, 3)``: where pinned points must be at the end of this frame (only
     pinned rows are read; they move there at constant speed over the substeps), e.g. the
@@ -34,6 +35,8 @@ Simulator (``simulator.py``): ``Simulator(model, settings)``
     follow ``object_matrix @ rest``. So either give ``rest_positions`` in object space and
     pass ``matrix_world`` every frame, or give them in world space at the start frame and pass
     ``matrix_world_now @ inverse(matrix_world_at_start)`` (None = identity);
+    ``shape_targets`` ``(N, 3)``: a soft body's pull targets this frame (the evaluated, e.g.
+    skinned, mesh), instead of ``object_matrix @ rest_positions``;
     ``state()`` -> ``(positions, velocities)`` copies, each ``(N, 3)``;
     ``set_state(positions, velocities)``: resume from a cached frame;
     ``warnings``: list of str (model and settings problems, recoveries); ``recoveries``: int.

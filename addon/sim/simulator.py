@@ -86,8 +86,13 @@ class Simulator:
         pinned_targets: np.ndarray | None = None,
         object_matrix: np.ndarray | None = None,
         colliders: Sequence[Collider] = (),
+        shape_targets: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Advance one frame and return positions ``(N, 3)`` float32 C-contiguous."""
+        """Advance one frame and return positions ``(N, 3)`` float32 C-contiguous.
+
+        ``shape_targets`` ``(N, 3)``: where a soft body is pulled to at this frame (e.g. the
+        skinned mesh, so it jiggles on the animation); default ``object_matrix @ rest``.
+        """
         s = self.settings
         dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
         if not np.isfinite(dt) or dt <= 0.0:
@@ -97,7 +102,10 @@ class Simulator:
         pin_end = self._pin_targets(pinned_targets, matrix)
         revert = weights = None
         if s.kind == "SOFT":
-            revert = self.solver.make_state(transformed(self.model.rest_positions, matrix))
+            goal = self._goal(shape_targets)
+            if goal is None:
+                goal = transformed(self.model.rest_positions, matrix)
+            revert = self.solver.make_state(goal)
             fraction = substep_fraction(s.shape_stiffness, s.substeps)
             weights = np.repeat((self.movable * fraction).astype(self.dtype)[:, None], 4, 1)
         pin_start = self.pos[self.pinned_ids, :3] if pin_end is not None else None
@@ -186,6 +194,18 @@ class Simulator:
             self._warn("non-finite object matrix ignored")
             return None
         return m
+
+    def _goal(self, targets: np.ndarray | None) -> np.ndarray | None:
+        """The soft body's pull targets ``(N, 3)``, or None (absent or not finite)."""
+        if targets is None:
+            return None
+        arr = np.asarray(targets, dtype=np.float64)
+        if arr.shape != (self.model.point_count, 3):
+            raise ValueError(f"shape targets must be ({self.model.point_count}, 3)")
+        if not np.isfinite(arr).all():
+            self._warn("non-finite shape targets ignored")
+            return None
+        return arr
 
     def _pin_targets(
         self, targets: np.ndarray | None, matrix: np.ndarray | None

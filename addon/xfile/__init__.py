@@ -1,19 +1,41 @@
 """The .X format layer: read and write DirectX .X files. Pure Python + numpy, no bpy.
 
     from addon.xfile import read, XFileError
-    doc = read("model.x")          # or read(b"xof 0303txt 0032 ...")
+    doc = read("model.x")                       # or read(b"xof 0303txt 0032 ...")
+    doc = read("model.x", encoding="shift_jis")  # names written by a Japanese exporter
+    doc.names_encoding                          # the encoding used: utf-8, shift_jis, cp1252
+    scene = doc.scene()                         # typed views (views.scene_of(doc))
+    strict.check("model.x").departures          # where D3D's own parser would refuse it
+
+``encoding`` is the encoding of names and strings inside the file: ``"auto"`` (default;
+UTF-8 when valid, else Shift-JIS when the bytes decode so and read as Japanese, else CP1252),
+``"utf-8"``, ``"shift_jis"`` or ``"cp1252"`` (``ENCODINGS``; ``ENCODING_CHOICES`` holds them
+as an import option's (identifier, label, description) items; report ``doc.names_encoding``).
+Anything else is a ``ValueError``.
 """
 
 from __future__ import annotations
 
+from .codepages import ENCODING_CHOICES, ENCODINGS
 from .document import Ragged, XDocument, XObject, XReference
 from .errors import XFileError
 
-__all__ = ["Ragged", "XDocument", "XFileError", "XObject", "XReference", "read"]
+__all__ = [
+    "ENCODINGS",
+    "ENCODING_CHOICES",
+    "Ragged",
+    "XDocument",
+    "XFileError",
+    "XObject",
+    "XReference",
+    "read",
+]
 
 
-def read(source: str | bytes | bytearray | memoryview | object) -> XDocument:
+def read(
+    source: str | bytes | bytearray | memoryview | object, *, encoding: str = "auto"
+) -> XDocument:
     """Parse a .X file (a path, or the file's bytes) into a document; raises XFileError."""
     from .reader import read_document
 
-    return read_document(source)
+    return read_document(source, encoding)

@@ -1,13 +1,12 @@
 """How a read allocates: the few process settings that decide its page-fault (system) time.
 
-A text read writes ~100-200 MB of fresh numpy arrays, in 0.2-2 MB temporaries per chunk and
-in big results. Two Linux defaults make the kernel, not the parser, the slow part:
+A text read writes big fresh numpy arrays, through temporaries per chunk. Two Linux defaults
+make the kernel, not the parser, the slow part (figures in tests/bench/README.md):
 
 - glibc's malloc returns freed blocks above 128 KiB to the kernel at once, so every chunk's
   temporaries are faulted in again (``settle_malloc``);
 - numpy asks for transparent huge pages on arrays of 4 MiB and more; with the common
-  ``defrag=madvise`` setting each such fault may compact memory synchronously. Measured on
-  the 1M-vertex grid: system time 0.28-0.47 s with them, 0.22-0.27 s without
+  ``defrag=madvise`` setting each such fault may compact memory synchronously
   (``small_pages`` switches them off for the read only).
 """
 
@@ -26,8 +25,8 @@ def settle_malloc() -> None:
     """Once per process: allocate and free one 8 MiB block, so glibc keeps chunk temporaries.
 
     Freeing a mapped block raises glibc's mmap threshold to its size and the trim threshold
-    to twice that: later blocks up to 8 MiB come from (and go back to) the heap. Measured: 400
-    page faults per 256 KiB text chunk before, none after. Elsewhere one harmless allocation.
+    to twice that: later blocks up to 8 MiB come from (and go back to) the heap, so a chunk's
+    temporaries are not faulted in again. Elsewhere one harmless allocation.
     """
     global _malloc_settled
     if not _malloc_settled:
@@ -81,8 +80,7 @@ class Output:
     Without huge pages (the reader: ``small_pages``) it grows in place by realloc, by at least
     a quarter: a big block is remapped, not copied, so no second copy is ever alive (peak
     ~1.1-1.25x the result) and no join. With them a fresh array faults 512x fewer pages than
-    a grown one (measured on 84 MB: join 13 ms, growth 55 ms), so parts are joined at the end
-    (peak 2x the result).
+    a grown one, so parts are joined at the end (peak 2x the result).
     """
 
     def __init__(self) -> None:

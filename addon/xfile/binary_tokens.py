@@ -12,7 +12,7 @@ import uuid
 
 import numpy as np
 
-from .text_tokens import decode_text
+from .codepages import NameDecoder
 from .tokens import (
     DECOMPRESSED,
     EOF,
@@ -47,9 +47,16 @@ class BinaryTokens(TokenSource):
     """Tokenizer over binary data (``bin``, or decompressed ``bzip``)."""
 
     def __init__(
-        self, data: bytes, start: int, path: str | None, float_bits: int, compressed: bool
+        self,
+        data: bytes,
+        start: int,
+        path: str | None,
+        float_bits: int,
+        compressed: bool,
+        decoder: NameDecoder | None = None,
     ) -> None:
         super().__init__(data, start, path)
+        self.decode = decoder or NameDecoder()
         self._float_dtype = np.dtype("<f8") if float_bits == 64 else np.dtype("<f4")
         self._compressed = compressed
         self._names: dict[str, str] = {}  # one string per distinct name, as in text files
@@ -63,9 +70,10 @@ class BinaryTokens(TokenSource):
 
     def _read(self) -> Token:
         data, pos = self.data, self.pos
-        if pos >= self.end:
+        if pos + 1 >= self.end:
+            # a lone byte where a token would start is the end of the file, as for D3D (a
+            # compressed binary file whose body is one "\n" reads as empty)
             return (EOF, None, pos)
-        self._need(pos, 2, "token id", pos)
         tid = _U16.unpack_from(data, pos)[0]
         p = pos + 2
         if tid in PUNCT_IDS:
@@ -86,8 +94,8 @@ class BinaryTokens(TokenSource):
             raw = data[p + 4 : p + 4 + size]
             self.pos = p + 4 + size
             if tid == T_STRING:
-                return (STRING, decode_text(raw.rstrip(b"\x00")), pos)
-            name = decode_text(raw)
+                return (STRING, self.decode(raw.rstrip(b"\x00")), pos)
+            name = self.decode(raw)
             return (NAME, self._names.setdefault(name, name), pos)
         if tid == T_INTEGER:
             self._need(p, 4, "integer", pos)

@@ -1,6 +1,15 @@
-"""``python -m addon.xfile info FILE [--json]``: what a .X file holds, or why it cannot be read.
+"""``python -m addon.xfile info|check FILE [--json] [--encoding E]``: what a .X file holds,
+whether D3D would load it, or why it cannot be read.
 
-An unreadable file gives exit code 1 and one line on stderr naming the place; no traceback.
+- ``info``: a summary (``--json``: one JSON object);
+- ``check``: reads as the importer does and lists what it tolerated (separators D3D refuses,
+  unknown templates, values beyond a template...); ``--strict`` exits 1 at the first place
+  where the file departs from what D3D's own parser accepts (``strict.py`` has the rules);
+- ``--encoding``: of names in the file (``auto``, ``utf-8``, ``shift_jis``, ``cp1252``).
+
+An unreadable file (or memory running out) gives exit code 1 and one line on stderr naming
+the file and the place, or with ``--json`` one object ``{"error": {"file", "place",
+"message"}}`` on stdout; never a traceback.
 """
 
 from __future__ import annotations
@@ -11,8 +20,9 @@ import sys
 from typing import Any
 
 from . import read
+from .codepages import ENCODINGS
 from .document import XDocument
-from .errors import XFileError
+from .errors import XFileError, shown_path
 from .names import is_word
 
 
@@ -37,6 +47,7 @@ def summary(doc: XDocument) -> dict[str, Any]:
         "format": doc.format,
         "version": doc.version,
         "float_bits": doc.float_bits,
+        "names_encoding": doc.names_encoding,
         "objects": doc.count_by_template(),
         "meshes": meshes,
         "frames": sum(1 for o in doc.walk() if is_word(o.template, "frame")),
@@ -44,14 +55,24 @@ def summary(doc: XDocument) -> dict[str, Any]:
         "ticks_per_second": scene.ticks_per_second,
         "declared_templates": doc.declared,
         "unresolved": [r.name or str(r.guid) for r in doc.unresolved],
-        "warnings": doc.warnings
-        + scene.warnings
-        + [f"{m.name}: {w}" for m in scene.all_meshes() for w in m.warnings],
+        "warnings": all_warnings(doc),
     }
+
+
+def all_warnings(doc: XDocument) -> list[str]:
+    """The reader's warnings and the typed views' (per mesh), as the importer reports them."""
+    scene = doc.scene()
+    return (
+        doc.warnings
+        + scene.warnings
+        + [f"{m.name}: {w}" for m in scene.all_meshes() for w in m.warnings]
+    )
 
 
 def _human(info: dict[str, Any], path: str) -> str:
     lines = [f"{path}: .X {info['version']} {info['format']}, {info['float_bits']}-bit floats"]
+    if info["names_encoding"] != "utf-8":
+        lines[0] += f", names in {info['names_encoding']}"
     for mesh in info["meshes"]:
         lines.append(
             f"  mesh {mesh['name'] or '(unnamed)'}: {mesh['vertices']} vertices, "
@@ -64,24 +85,70 @@ def _human(info: dict[str, Any], path: str) -> str:
     for key in ("unresolved", "warnings"):
         for item in info[key]:
             lines.append(f"  {key[:-1] if key.endswith('s') else key}: {item}")
-    return "\n".join(lines)
+    return shown_text("\n".join(lines))
+
+
+def shown_text(text: str) -> str:
+    """Names from the file, printable on any terminal (each line escaped on its own)."""
+    return "\n".join(shown_path(line) if line else line for line in text.split("\n"))
+
+
+def _check(args: argparse.Namespace) -> tuple[int, dict[str, Any], str]:
+    from .strict import check
+
+    result = check(args.file, args.encoding)
+    doc = result.document
+    departures = [str(d) for d in result.departures]
+    name = shown_path(args.file)
+    if args.strict:
+        first = result.first
+        info: dict[str, Any] = {"file": args.file, "d3d": first is None}
+        if first is None:
+            return 0, info, f"{name}: D3D's parser accepts this file"
+        info.update(place=first.where, message=first.message)
+        return 1, info, f"{name}:{first.where}: D3D refuses this: {first.message}"
+    tolerated = departures + [w for w in all_warnings(doc) if w not in departures]
+    info = {"file": args.file, "names_encoding": doc.names_encoding, "tolerated": tolerated}
+    lines = [f"{name}: read as the importer does; tolerated: {len(tolerated) or 'nothing'}"]
+    lines += [f"  {item}" for item in tolerated]
+    return 0, info, "\n".join(lines)
+
+
+def _error(args: argparse.Namespace, file: str, place: str | None, message: str) -> int:
+    if args.json:
+        print(json.dumps({"error": {"file": file, "place": place, "message": message}}))
+    else:
+        head = shown_path(file) + (f":{place}" if place else "")
+        print(f"error: {head}: {message}", file=sys.stderr)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m addon.xfile")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="summarise a .X file")
-    info.add_argument("file")
-    info.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    check = sub.add_parser("check", help="what the reader tolerated; --strict: would D3D load it")
+    check.add_argument("--strict", action="store_true", help="exit 1 where D3D would stop")
+    for command in (info, check):
+        command.add_argument("file")
+        command.add_argument("--json", action="store_true", help="one JSON object on stdout")
+        command.add_argument(
+            "--encoding", choices=ENCODINGS, default="auto", help="of names in the file"
+        )
     args = parser.parse_args(argv)
     try:
-        doc = read(args.file)
-        result = summary(doc)
+        if args.command == "check":
+            code, result, text = _check(args)
+        else:
+            doc = read(args.file, encoding=args.encoding)
+            result = summary(doc)
+            code, text = 0, _human(result, args.file)
     except XFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _error(args, exc.path or args.file, exc.where, exc.reason)
+    except MemoryError:
+        return _error(args, args.file, None, "not enough memory to read the file")
     if args.json:
         print(json.dumps(result))
     else:
-        print(_human(result, args.file))
-    return 0
+        print(shown_text(text))
+    return code

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import mmap
 from dataclasses import dataclass
-from typing import cast
 
 from . import mszip
 from .errors import XFileError
@@ -27,7 +25,7 @@ class Container:
         return self.format in ("bin", "bzip")
 
 
-def open_container(raw: bytes | mmap.mmap, path: str | None) -> Container:
+def open_container(raw: bytes, path: str | None) -> Container:
     def fail(message: str, offset: int) -> XFileError:
         return XFileError(message, path, f"byte {offset}")
 
@@ -45,11 +43,7 @@ def open_container(raw: bytes | mmap.mmap, path: str | None) -> Container:
     if float_bits is None:
         raise fail(f"bad float size {bytes(raw[12:16])!r}, expected b'0032' or b'0064'", 12)
     compressed = fmt in ("tzip", "bzip")
-    if isinstance(raw, mmap.mmap) and not compressed:
-        # mapped by the reader and read in place: the tokenizers only slice, index, match,
-        # search and unpack it like bytes (lines are counted over slices)
-        return Container(fmt, version.decode("ascii"), float_bits, cast(bytes, raw), False)
-    data = raw if isinstance(raw, bytes) else bytes(raw)
+    data = raw
     if compressed:
         data = bytes(raw[:HEADER_SIZE]) + mszip.decompress(data, HEADER_SIZE, path)
     return Container(fmt, version.decode("ascii"), float_bits, data, compressed)

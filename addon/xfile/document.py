@@ -22,12 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import numpy as np
 
 from .tokens import place_text
+
+if TYPE_CHECKING:  # the views import this module; at run time scene() imports them lazily
+    from .views.model import SceneData
 
 
 @dataclass(eq=False)
@@ -79,8 +82,8 @@ class XObject:
     guid: UUID | None = None
     members: dict[str, Any] = field(default_factory=dict)
     children: list[XObject | XReference] = field(default_factory=list)
-    # where it was written, as ``TokenSource.place`` keeps it: a packed int (~32 bytes) where
-    # "line:column" took ~55 (files of thousands of small objects)
+    # where it was written, as ``TokenSource.place`` keeps it: a packed int, smaller than its
+    # "line:column" text (files hold thousands of small objects)
     place: int | str = ""
 
     @property
@@ -122,15 +125,14 @@ class XDocument:
     objects: list[XObject | XReference] = field(default_factory=list)
     unresolved: list[XReference] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    _scene: Any = field(default=None, init=False, repr=False, compare=False)
+    names_encoding: str = "utf-8"  # of names and strings: utf-8, shift_jis or cp1252
+    _scene: SceneData | None = field(default=None, init=False, repr=False, compare=False)
 
-    def scene(self) -> Any:
-        """The typed views (``views.model.SceneData``), built once and cached."""
-        if self._scene is None:
-            from .views.scene import scene_data
+    def scene(self) -> SceneData:
+        """The typed views, built once and cached: ``views.scene_of(self)``."""
+        from .views import scene_of
 
-            self._scene = scene_data(self)
-        return self._scene
+        return scene_of(self)
 
     def top(self, template: str | None = None) -> Iterator[XObject]:
         """Top-level data objects (references followed), optionally of one template."""

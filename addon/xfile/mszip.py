@@ -84,8 +84,8 @@ def decompress(raw: bytes, start: int, path: str | None) -> bytes:
 
 
 def _inflate(payload: bytes, usize: int, history: bytearray | None) -> tuple[bytes, bool]:
-    """One block, its window the last 32 KiB of ``history``: a view, not a copy (files of
-    tiny blocks made two 32 KiB copies per block, ~180,000 of them in 1.6 MB)."""
+    """One block, its window the last 32 KiB of ``history``: a view, not a copy (a file of
+    tiny blocks would otherwise copy 32 KiB twice per block)."""
     if not history:
         inflater = zlib.decompressobj(-15)
         return inflater.decompress(payload, usize), inflater.eof

@@ -32,17 +32,15 @@ from .number_kernel import PAD, convert, work_buffer
 SEPARATORS = b" \t\n\r\v\f,;"
 _SEPARATOR_BYTES = [bytes([c]) for c in SEPARATORS]  # rfind needs bytes on an mmap
 NUMBER_BYTES = b"0123456789+-.eE"
-# Largest stretch converted per vectorised step: temporaries of 0.2-2 MB, near the 1 MiB L2.
-# With malloc settled (allocation.settle_malloc) 128 KiB to 1 MiB steps measured within 3%.
+# Largest stretch converted per vectorised step: its temporaries stay near the L2 cache size.
 CHUNK_BYTES = 1 << 18
 FIRST_CHUNK_BYTES = 1 << 10  # the first step's size, and the smallest
-# Peak memory within 10x the run's bytes plus a small constant (issue 7). A step's kernel
-# temporaries are at most 8 KiB + 12 bytes per byte + 89 per token (fitted on every token
-# shape, "1e1," the worst), +8 per token for the output: steps are sized by the token density
-# seen so far and capped in tokens (number_kernel.convert's max_tokens), so they fit the room
-# left by the run's bytes.
+# Peak memory stays within MEMORY_PER_BYTE x the run's bytes + MEMORY_SLACK. A step's kernel
+# temporaries are bounded by TEMPORARY_PER_BYTE and TEMPORARY_PER_TOKEN (plus the output's 8
+# per token): steps are sized by the token density seen so far and capped in tokens
+# (number_kernel.convert's max_tokens), so they fit the room left by the run's bytes.
 MEMORY_PER_BYTE = 10
-MEMORY_SLACK = (240 - 8) << 10  # of the fuzz limit's 256 KiB: 8 KiB kernel objects, 16 KiB others
+MEMORY_SLACK = (240 - 8) << 10  # 256 KiB less the kernel's and the parser's own objects
 TEMPORARY_PER_BYTE = 12
 TEMPORARY_PER_TOKEN = 96 + 8
 SHORT_RUN_BYTES = 4096  # a run that ends this soon takes the plain path (numpy costs more)
@@ -159,7 +157,7 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
 
     Values go to an :class:`~.allocation.Output` (grown in place in the reader). Steps are
     as big as the memory limit allows on the bytes the run surely has: those read, or more
-    when a regex proves the run goes on (600 MB/s, 3x the conversion: full steps at once).
+    when a regex proves the run goes on (far cheaper than converting: full steps at once).
     """
     settle_malloc()
     n = len(data)

@@ -12,16 +12,15 @@ from typing import Any
 import numpy as np
 
 from .document import XObject, XReference
-from .errors import XFileError
+from .errors import XFileError, printable
 from .templates import FLOAT, INT, STR, Layout, MemberPlan, TemplateTable, parse_template
 from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
 from .values import ValueStream
 
 MAX_DEPTH = 256
 # Distinct template names a file may declare. Real files declare the few dozen they use; a
-# declaration costs ~265 bytes of Python objects and can be written in 17 (``template a{}``),
-# so without a bound a file of them would take ~13x its size (the fuzz limit is 10x + 256 KiB;
-# at this bound the worst case is 0.74x of it).
+# declaration costs far more memory than its shortest spelling (``template a{}``), so the
+# bound keeps a file of nothing else within the reader's memory limit.
 MAX_TEMPLATES = 2048
 
 
@@ -36,7 +35,7 @@ class Parser:
         self._new_templates = 0
 
     def warn(self, message: str, offset: int) -> None:
-        self.warnings.append(f"{self.tokens.where(offset)}: {message}")
+        self.warnings.append(f"{self.tokens.where(offset)}: {printable(message)}")
 
     # -- top level -------------------------------------------------------------------------
     def parse(self) -> list[XObject | XReference]:

@@ -2,84 +2,76 @@
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
 import struct
+from collections.abc import Callable
 
 from .allocation import small_pages
 from .binary_tokens import BinaryTokens
+from .codepages import NameDecoder
 from .container import HEADER_SIZE, open_container
 from .document import XDocument
 from .errors import XFileError
 from .parser import Parser
 from .references import resolve_references
+from .source import read_file
 from .standard_templates import standard_templates
 from .templates import TemplateTable
 from .text_tokens import TextTokens
 from .tokens import TokenSource
 
-_MAP_FROM = 1 << 20  # smaller files: one read() is as cheap as setting up a map
-_READ_IN_PLACE = (b"txt ", b"bin ")  # compressed files are decompressed into bytes anyway
 
-
-def _load(source: object) -> tuple[bytes | mmap.mmap, str | None]:
-    """The file's bytes; text and binary files are memory-mapped (no copy, no page zeroing).
-
-    The parse copies what it keeps (numbers, strings; binary lists are viewed in place, then
-    copied by the value stream), so the map is closed after it; compressed files are read.
-    The price of a map: a file truncated by another program during the read ends the process
-    (SIGBUS) instead of failing the parse; set ``_MAP_FROM`` very high to read instead.
-    """
+def path_of(source: object) -> str | None:
+    """The file name of a path source (a bytes path too: undecodable bytes as surrogates),
+    None for the file's bytes given directly."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), None
+        return None
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size >= _MAP_FROM:
-                    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                    if mapped[8:12].lower() in _READ_IN_PLACE:
-                        return mapped, str(path)
-                    mapped.close()
-                return handle.read(), str(path)
-        except OSError as exc:
-            raise XFileError(f"cannot open: {exc.strerror or exc}", str(path)) from None
+        return os.fsdecode(source)
     raise TypeError(f"read() wants a path or bytes, not {type(source).__name__}")
 
 
-def read_document(source: object) -> XDocument:
-    raw, path = _load(source)
-    with small_pages():
-        if not isinstance(raw, mmap.mmap):
-            return _read(raw, path)
-        try:
-            return _read(raw, path)
-        finally:
-            _close_map(raw)
+def load(source: object) -> tuple[bytes, str | None]:
+    """The file's bytes and its name (None for bytes given directly)."""
+    path = path_of(source)
+    if path is None:
+        return bytes(source), None  # type: ignore[call-overload]
+    return read_file(path), path
 
 
-def _close_map(mapped: mmap.mmap) -> None:
-    """Close the map now, or, while an array still views it, when the last view goes.
+def read_document(source: object, encoding: str = "auto") -> XDocument:
+    decoder = NameDecoder(encoding)  # a bad encoding is the caller's ValueError, not the file's
+    path = path_of(source)
+    try:
+        raw, path = load(source)
+        with small_pages():
+            return parse_into_document(raw, path, decoder)
+    except MemoryError:
+        raise XFileError("not enough memory to read the file", path) from None
 
-    Views that outlive the parse: an unknown template's float64 list, an error's traceback.
-    """
-    with contextlib.suppress(BufferError):
-        mapped.close()
 
-
-def _read(raw: bytes | mmap.mmap, path: str | None) -> XDocument:
+def parse_into_document(
+    raw: bytes,
+    path: str | None,
+    decoder: NameDecoder,
+    watch: Callable[[TokenSource, Parser], None] | None = None,
+) -> XDocument:
+    """The document of a file's bytes; ``watch`` (``strict.check``) sees the tokenizer and
+    the parser before the parse."""
     container = open_container(raw, path)
     del raw
     tokens: TokenSource
     if container.binary:
         tokens = BinaryTokens(
-            container.data, HEADER_SIZE, path, container.float_bits, container.compressed
-        )
+            container.data, HEADER_SIZE, path, container.float_bits, container.compressed,
+            decoder,
+        )  # fmt: skip
     else:
-        tokens = TextTokens(container.data, HEADER_SIZE, path)
+        tokens = TextTokens(container.data, HEADER_SIZE, path, decoder)
     table = TemplateTable(standard_templates())
     parser = Parser(tokens, table)
+    if watch is not None:
+        watch(tokens, parser)
     try:
         objects = parser.parse()
     except XFileError as exc:
@@ -98,6 +90,7 @@ def _read(raw: bytes | mmap.mmap, path: str | None) -> XDocument:
         declared=parser.declared,
         objects=objects,
         warnings=parser.warnings,
+        names_encoding=decoder.encoding,
     )
     resolve_references(doc, parser.references)
     return doc

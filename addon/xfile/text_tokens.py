@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 
+from .codepages import NameDecoder, guess_text, sjis_end
 from .numbers import NumberSyntaxError, scan_numbers
 from .tokens import (
     EOF,
@@ -29,6 +30,7 @@ _NAME = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\-.\x80-\xff]*")
 # object names and reference names: anything up to white space or structure (``1Body`` too);
 # found by searching for where they stop: a repeated group would cost ~120 bytes per byte
 _LOOSE_NAME_STOP = re.compile(rb"[\s{}<>;,\"\[\]]|//")
+_NAME_TAIL = re.compile(rb"[A-Za-z0-9_\-.\x80-\xff]*")
 _GUID = re.compile(
     rb"<\s*([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})\s*>"
 )
@@ -36,22 +38,19 @@ _VALUE_TOKEN = re.compile(rb"[^\s,;]+")
 _NUMBER_START = frozenset(b"0123456789+-.")
 _DIGITS = frozenset(b"0123456789")
 _PUNCT = {ord(c): c for c in "{}[]()<>,;."}
-_COUNT_STEP = 1 << 16
-
-
-def decode_text(raw: bytes) -> str:
-    """Names and strings: UTF-8 when valid, else the Windows code page most exporters used."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("cp1252", errors="replace")
 
 
 class TextTokens(TokenSource):
     """Tokenizer over the bytes of a text file (or decompressed ``tzip`` data)."""
 
-    def __init__(self, data: bytes, start: int, path: str | None) -> None:
+    def __init__(
+        self, data: bytes, start: int, path: str | None, decoder: NameDecoder | None = None
+    ) -> None:
         super().__init__(data, start, path)
+        self.decode = decoder or NameDecoder()
+        if self.decode.auto:
+            self.decode.settle(guess_text(data, start))
+        self._sjis = self.decode.shift_jis  # two-byte characters may end in ``[`` ``{``...
         self._newline = b"\n" if data.find(b"\n") >= 0 else b"\r"
         self._line_cache = (0, 1)  # (offset, line number at that offset)
         self._names: dict[str, str] = {}
@@ -82,7 +81,7 @@ class TextTokens(TokenSource):
             if end < 0:
                 raise self.error("unterminated string", pos)
             self.pos = end + 1
-            return (STRING, decode_text(data[pos + 1 : end]), pos)
+            return (STRING, self.decode(data[pos + 1 : end]), pos)
         if c == 0x3C:  # '<'
             m = _GUID.match(data, pos)
             if m:
@@ -94,8 +93,9 @@ class TextTokens(TokenSource):
             return (PUNCT, punct, pos)
         m = _NAME.match(data, pos)
         if m:
-            self.pos = m.end()
-            name = decode_text(m.group())
+            end = self._sjis_stop(pos, m.end(), _NAME_TAIL) if self._sjis else m.end()
+            self.pos = end
+            name = self.decode(data[pos:end])
             if len(name) == 8 and name.lower() == "template":
                 return (TEMPLATE, name, pos)
             # one string per distinct name: template names recur as member types and object
@@ -109,10 +109,28 @@ class TextTokens(TokenSource):
         pos = self._skip()
         stop = _LOOSE_NAME_STOP.search(self.data, pos)
         end = stop.start() if stop else self.end
+        if self._sjis:
+            end = self._sjis_stop(pos, end, _LOOSE_NAME_STOP)
         if end == pos:
             return None
         self.pos = end
-        return decode_text(self.data[pos:end])
+        return self.decode(self.data[pos:end])
+
+    def _sjis_stop(self, start: int, stop: int, tail: re.Pattern[bytes]) -> int:
+        """The end of a Shift-JIS name whose byte scan stopped at ``stop``: past any stop
+        byte that is the second byte of a two-byte character, then on to the next stop."""
+        data = self.data
+        while True:
+            after = sjis_end(data, start, stop, self.end)
+            if after is None:
+                return stop
+            start = after
+            if tail is _LOOSE_NAME_STOP:
+                m = tail.search(data, after)
+                stop = m.start() if m else self.end
+            else:
+                m2 = tail.match(data, after)
+                stop = m2.end() if m2 else after
 
     def reference_name(self) -> str | None:
         """A name inside ``{ ... }`` (reference), as loose as object names."""
@@ -124,13 +142,7 @@ class TextTokens(TokenSource):
         last_off, last_line = self._line_cache
         if offset < last_off:
             last_off, last_line = 0, 1
-        data = self.data
-        if isinstance(data, bytes):
-            line = last_line + data.count(self._newline, last_off, offset)
-        else:  # a memory-mapped file has no count(): small slices (no big temporary copy)
-            line = last_line
-            for a in range(last_off, offset, _COUNT_STEP):
-                line += data[a : min(a + _COUNT_STEP, offset)].count(self._newline)
+        line = last_line + self.data.count(self._newline, last_off, offset)
         self._line_cache = (offset, line)
         return line
 

@@ -53,8 +53,7 @@ def binary_place(offset: int, compressed: bool) -> int:
 def place_text(place: int | str) -> str:
     """A place kept by ``TokenSource.place`` as ``where`` gives it: "line:column" or as is.
 
-    Kept per declaration, a packed int is ~25 bytes smaller than its "line:column" string
-    and ~60 bytes smaller than "byte N of the decompressed data".
+    Kept per declaration, a packed int is smaller than its "line:column" or "byte N" text.
     """
     if isinstance(place, str):
         return place

@@ -119,7 +119,7 @@ def test_scene_settings_changed_by_a_failed_import_are_found_and_put_back(
     def refuse(ctx):
         raise XFileError("character.x: refused late")
 
-    monkeypatch.setattr(importer, "STEPS", (*importer.STEPS, BuildStep("late", 1e9, refuse)))
+    monkeypatch.setattr(importer, "STEPS", (*importer.STEPS, BuildStep("late", refuse)))
     data = character_text().encode()
     status, _ = import_one(bpy, data, tmp_path / "character.x")
     assert status == "error"

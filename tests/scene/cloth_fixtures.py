@@ -87,6 +87,14 @@ def mesh_edges_of(obj: Any) -> np.ndarray:
     return mesh_edges(obj.data)
 
 
+def on_screen(obj: Any) -> np.ndarray:
+    """What the viewport shows of the mesh's own points (object space): the evaluated mesh,
+    with the simulated frame; ``positions`` is the mesh data itself (the rest shape)."""
+    import bpy
+
+    return evaluated_positions(bpy, obj)[: len(obj.data.vertices)]
+
+
 def pinned_cloth(bpy: Any, n: int, frame_end: int, frame_start: int = 1) -> Any:
     """An ``n`` x ``n`` grid "Cloth" pinned at its top corners, active, xof cloth enabled over
     ``frame_start``..``frame_end``."""

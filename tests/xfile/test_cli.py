@@ -42,10 +42,41 @@ def test_human_summary(tmp_path: Path) -> None:
 def test_unreadable_file_one_line_exit_1(tmp_path: Path) -> None:
     path = tmp_path / "bad.x"
     path.write_bytes(b"xof 0303txt 0032\nMesh {\n  3;\n  oops\n}")
-    result = run("info", str(path), "--json")
+    result = run("info", str(path))
     assert result.returncode == 1
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{path}:4:3:" in lines[0] and "Traceback" not in result.stderr
     missing = run("info", str(tmp_path / "missing.x"))
     assert missing.returncode == 1 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_json_error_is_one_object_on_stdout(tmp_path: Path) -> None:
+    path = tmp_path / "bad.x"
+    path.write_bytes(b"xof 0303txt 0032\nMesh {\n  3;\n  oops\n}")
+    result = run("info", str(path), "--json")
+    assert result.returncode == 1 and result.stderr == ""
+    error = json.loads(result.stdout)["error"]
+    assert error["file"] == str(path) and error["place"] == "4:3"
+    assert error["message"].startswith("Mesh.vertices: 9 values wanted")
+    missing = run("check", str(tmp_path / "missing.x"), "--json", "--strict")
+    assert missing.returncode == 1
+    assert json.loads(missing.stdout)["error"] == {
+        "file": str(tmp_path / "missing.x"), "place": None,
+        "message": "cannot open: No such file or directory",
+    }  # fmt: skip
+
+
+def test_control_characters_from_the_file_are_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "esc.x"
+    # a name holding ESC (then "[2J": clear screen) and a bell: the error quotes the name
+    path.write_bytes(b"xof 0303txt 0032\nFrame a\x07\x1b[2J { }\n")
+    result = run("info", str(path))
+    assert result.returncode == 1
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    escaped = "Frame a\\x07\\x1b"
+    assert result.stderr == f"error: {path}:2:10: expected '{{' after {escaped}, found '['\n"
+    path.write_bytes(b"xof 0303txt 0032\nMesh m\x1bx { 0;; 0;; }\n")
+    ok = run("info", str(path))
+    assert ok.returncode == 0 and "\x1b" not in ok.stdout
+    assert "  mesh m\\x1bx: 0 vertices, 0 faces, 0 corners\n" in ok.stdout

@@ -2,7 +2,7 @@
 
 One action per AnimationSet; one slot per animated object (the armature, rigid objects);
 one layer with one keyframe strip whose channelbag per slot holds the F-curves. Keys are
-written in bulk (``keyframe_points.add`` + ``foreach_set``), handles included
+written in bulk (``keyframe_points.add`` + ``foreach_set``); spline curves get their handles
 (:mod:`.bezier_keys`).
 """
 
@@ -51,9 +51,10 @@ class ActionBuilder:
 
         Locations with slopes (spline sets: AnimationOptions positionquality 0) become Bezier
         keys with FREE handles that trace the file's spline exactly; everything else is
-        linear, rotations and scales following D3DX's slerp and lerp between the keys. Keys,
-        handles and interpolation go in with ``foreach_set``; no ``FCurve.update()`` needed
-        (see :mod:`.bezier_keys`).
+        linear, rotations and scales following D3DX's slerp and lerp between the keys.
+        Linear keys get no handle positions: Blender neither evaluates nor draws them, and
+        their automatic handles are recomputed when a key is edited or made Bezier (two of
+        four passes a key saved). No ``FCurve.update()`` is needed.
         """
         if not len(channels.frames):
             return
@@ -79,17 +80,18 @@ class ActionBuilder:
             )
             free = np.full(count, bezier_keys.FREE, dtype=np.int32)
             co = bezier_keys.interleave(frames, values)  # Keyframe.co is float32
-            left, right = bezier_keys.handles(frames, values, slopes)
+            if spline:
+                left, right = bezier_keys.handles(frames, values, slopes)
             for index in range(values.shape[1]):
                 fcurve = bag.fcurves.new(prefix + prop, index=index)
                 fcurve.group = channel_group  # fcurves.new(group_name=) is 5.0-only
                 points = fcurve.keyframe_points
                 points.add(count)
                 points.foreach_set("co", co[index])
-                points.foreach_set("handle_left", left[index])
-                points.foreach_set("handle_right", right[index])
                 points.foreach_set("interpolation", interpolation)
                 if spline:
+                    points.foreach_set("handle_left", left[index])
+                    points.foreach_set("handle_right", right[index])
                     points.foreach_set("handle_left_type", free)
                     points.foreach_set("handle_right_type", free)
                 if cyclic:
@@ -116,11 +118,14 @@ def play(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.Action
     anim.action_slot = slot
 
 
-def stash(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot) -> None:
-    """Put ``action`` on a muted NLA track of its own, ready to be switched on or mixed."""
+def stash(
+    obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot, mute: bool = True
+) -> None:
+    """Put ``action`` on an NLA track of its own, muted (ready to be switched on or mixed) or
+    playing."""
     anim = obj.animation_data or obj.animation_data_create()
     track = anim.nla_tracks.new()
     track.name = action.name
     strip = track.strips.new(action.name, int(action.frame_range[0]), action)
     strip.action_slot = slot
-    track.mute = True
+    track.mute = mute

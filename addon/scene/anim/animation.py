@@ -16,16 +16,18 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
+from ..rig.rig_math import decompose, make_continuous
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
 from .key_sampling import (
     DEFAULT_MAX_STEP,
     Channels,
-    channels_from_matrices,
+    LocalSamples,
     guess_frame_rate,
     refine_times,
     sample_parts,
     split_keys,
+    ticks_are_frames,
 )
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
@@ -92,11 +94,13 @@ def _frames_per_second(scene: bpy.types.Scene) -> float:
     return float(scene.render.fps) / float(scene.render.fps_base or 1.0)
 
 
-def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
+def apply_scene_timing(
+    data: SceneData, blender_scene: bpy.types.Scene, ticks_per_second: float | None = None
+) -> None:
     """Scene rate from the keys' spacing (when whole), before ticks are turned into frames."""
-    tps = data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
+    tps = ticks_per_second or data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
     times = [t.times for s in data.animation_sets for a in s.animations for t in a.tracks]
-    rate = guess_frame_rate(times, tps)
+    rate = ticks_are_frames(times, tps) or guess_frame_rate(times, tps)
     if rate is not None:
         blender_scene.render.fps = round(rate)
         blender_scene.render.fps_base = 1.0
@@ -123,15 +127,25 @@ def object_sides(conversion: SpaceConversion) -> np.ndarray:
     return _sides(conversion, np.eye(4), np.eye(4))
 
 
-def animation_channels(
+@dataclass(eq=False)
+class SampledAnimation:
+    """One Animation's keys at their sample times, before the map into Blender's space."""
+
+    frames: np.ndarray  # (k,) scene frames
+    samples: LocalSamples  # file-space local parts at those times
+    sides: np.ndarray  # (2, 4, 4): basis = left @ M.T @ right
+    slope: np.ndarray | None  # (k, 3) location slope per frame (spline sets), else None
+
+
+def sample_animation(
     anim: AnimationData,
     rest_local: np.ndarray,
     sides: np.ndarray,
     frames_per_tick: float,
     warnings: list[str],
     max_step: float,
-) -> Channels:
-    """One Animation's keys as Blender channels of the target that ``sides`` maps into.
+) -> SampledAnimation:
+    """One Animation's keys sampled (extra samples in wide rotation spans, see ``max_step``).
 
     On spline sets the location slopes map through the linear part of ``left`` (positions
     enter the basis' translation only through it: the bone's rest head is its bind origin).
@@ -140,14 +154,46 @@ def animation_channels(
     warnings.extend(parts.warnings)
     ticks = refine_times(parts, max_step) if max_step > 0 else parts.times()
     if not len(ticks):
-        return channels_from_matrices(ticks, np.zeros((0, 4, 4)))
+        empty = LocalSamples(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3)))
+        return SampledAnimation(np.zeros(0), empty, sides, None)
     samples = sample_parts(parts, rest_local, ticks, spline=not anim.linear)
-    left, right = sides
-    basis = left @ np.swapaxes(samples.matrices(), -1, -2) @ right
     slope = None
     if samples.pos_slope is not None:
-        slope = samples.pos_slope @ left[:3, :3].T / frames_per_tick
-    return channels_from_matrices(ticks * frames_per_tick, basis, slope)
+        slope = samples.pos_slope @ sides[0][:3, :3].T / frames_per_tick
+    return SampledAnimation(ticks * frames_per_tick, samples, sides, slope)
+
+
+def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
+    """Blender channels of several sampled animations, composed and decomposed in one batch
+    (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks)."""
+    if not sampled:
+        return []
+    counts = np.array([len(s.frames) for s in sampled])
+    cat = [np.concatenate([getattr(s.samples, part) for s in sampled]) for part in
+           ("pos", "rot", "scale")]  # fmt: skip
+    sides = np.repeat(np.stack([s.sides for s in sampled]), counts, axis=0)
+    local = LocalSamples(*cat).matrices()
+    basis = sides[:, 0] @ np.swapaxes(local, -1, -2) @ sides[:, 1]
+    loc, quat, scale = decompose(basis)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    out = []
+    for k, s in enumerate(sampled):
+        part = slice(bounds[k], bounds[k + 1])
+        out.append(Channels(s.frames, loc[part], make_continuous(quat[part]), scale[part], s.slope))
+    return out
+
+
+def animation_channels(
+    anim: AnimationData,
+    rest_local: np.ndarray,
+    sides: np.ndarray,
+    frames_per_tick: float,
+    warnings: list[str],
+    max_step: float,
+) -> Channels:
+    """One Animation's keys as Blender channels of the target that ``sides`` maps into."""
+    sampled = sample_animation(anim, rest_local, sides, frames_per_tick, warnings, max_step)
+    return channels_of([sampled])[0]
 
 
 def build_actions(
@@ -157,14 +203,18 @@ def build_actions(
     blender_scene: bpy.types.Scene,
     set_scene_range: bool = False,
     max_step: float = DEFAULT_MAX_STEP,
+    ticks_per_second: float | None = None,
+    together: bool = False,
 ) -> tuple[list[bpy.types.Action], list[str]]:
     """One action per AnimationSet; the first plays, the others go to muted NLA tracks.
 
     ``max_step`` (radians): rotation spans wider than this get extra keys so that Blender's
     per-channel interpolation follows the file's slerp; 0 keeps exactly the file's key times.
+    ``ticks_per_second`` overrides the file's; ``together``: every set plays, each on an
+    unmuted NLA track (for sets that key disjoint bones), no action active.
     """
     warnings: list[str] = []
-    tps = float(data.ticks_per_second or DEFAULT_TICKS_PER_SECOND)
+    tps = float(ticks_per_second or data.ticks_per_second or DEFAULT_TICKS_PER_SECOND)
     if tps <= 0:
         warnings.append(f"AnimTicksPerSecond {tps} is not positive; using 4800")
         tps = DEFAULT_TICKS_PER_SECOND
@@ -176,6 +226,7 @@ def build_actions(
     for number, aset in enumerate(data.animation_sets):
         builder = ActionBuilder(aset.name or f"Animation{number}")
         users: list[bpy.types.Object] = []
+        pending: list[tuple[SampledAnimation, bpy.types.Object, str, str, bool]] = []
         seen: set[str] = set()
         for anim in aset.animations:
             name = anim.frame_name
@@ -196,11 +247,15 @@ def build_actions(
             else:
                 unknown.add(name)
                 continue
-            channels = animation_channels(anim, rest_local, sides, fps / tps, warnings, max_step)
-            slot = builder.slot_for(owner)
-            builder.write(slot, prefix, channels, group, cyclic=not anim.open)
+            sampled = sample_animation(anim, rest_local, sides, fps / tps, warnings, max_step)
+            if len(sampled.frames):
+                pending.append((sampled, owner, prefix, group, not anim.open))
             if owner not in users:
                 users.append(owner)
+        for channels, (_, owner, prefix, group, cyclic) in zip(
+            channels_of([p[0] for p in pending]), pending, strict=True
+        ):
+            builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=cyclic)
         builder.finish()
         built.append((builder, users))
     if unknown:
@@ -208,11 +263,24 @@ def build_actions(
             f"animations of {len(unknown)} frame(s) with no bone or object: "
             + ", ".join(sorted(unknown)[:10])
         )
+    if together:
+        for owner in {o for _, users in built for o in users}:
+            playing = owner.animation_data
+            if playing is not None and playing.action is not None and playing.action_slot:
+                stash(owner, playing.action, playing.action_slot)  # what played: kept, muted
+                playing.action = None
     for number, (builder, users) in enumerate(built):
         for owner in users:
             slot = builder.slot_for(owner)
-            (play if number == 0 else stash)(owner, builder.action, slot)
-    if set_scene_range and built and np.isfinite(built[0][0].first):
-        blender_scene.frame_start = int(np.floor(built[0][0].first))
-        blender_scene.frame_end = max(int(np.ceil(built[0][0].last)), blender_scene.frame_start + 1)
+            if together:
+                stash(owner, builder.action, slot, mute=False)
+            else:
+                (play if number == 0 else stash)(owner, builder.action, slot)
+    ranges = [(b.first, b.last) for b, _ in (built if together else built[:1])]
+    ranges = [r for r in ranges if np.isfinite(r[0])]
+    if set_scene_range and ranges:
+        first = min(r[0] for r in ranges)
+        last = max(r[1] for r in ranges)
+        blender_scene.frame_start = int(np.floor(first))
+        blender_scene.frame_end = max(int(np.ceil(last)), blender_scene.frame_start + 1)
     return [b.action for b, _ in built], warnings

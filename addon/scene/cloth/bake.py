@@ -67,11 +67,11 @@ def simulate_range(scene: Any, obj: Any) -> tuple[int, np.ndarray]:
     current = scene.frame_current
     for f in range(start, end + 1):
         scene.frame_set(f)
-    rt = cloth_runtime.runtime_for(obj, scene)
-    missing = [f for f in range(start, end + 1) if f not in rt.cache]
+    cache = cloth_runtime.playback_for(obj).cache
+    missing = [f for f in range(start, end + 1) if f not in cache]
     if missing:
         raise RuntimeError(f"frames {missing[:5]} were not simulated")
-    frames = np.stack([rt.cache.frames[f].positions for f in range(start, end + 1)])
+    frames = np.stack([cache.frames[f].positions for f in range(start, end + 1)])
     scene.frame_set(current)
     return start, frames
 
@@ -148,7 +148,7 @@ def bake_pc2(obj: Any, start: int, frames: np.ndarray, path: str | Path) -> Any:
     if mod is None:
         mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
     mod.cache_format = "PC2"
-    mod.filepath = str(path)
+    mod.filepath = blend_relative(str(path))
     mod.frame_start = float(start)
     mod.play_mode = "SCENE"
     mod.time_mode = "FRAME"
@@ -157,6 +157,32 @@ def bake_pc2(obj: Any, start: int, frames: np.ndarray, path: str | Path) -> Any:
     # after the deformers (its frames hold their pins), before Subdivision or Solidify
     cloth_override.place_after_deformers(obj, mod)
     return mod
+
+
+def blend_relative(path: str) -> str:
+    """``path`` relative to the saved .blend (``//...``), as Blender's own caches keep theirs,
+    so moving the project folder keeps the bake; absolute when that is impossible."""
+    import bpy
+
+    if not bpy.data.filepath:
+        return path
+    try:
+        return str(bpy.path.relpath(path))
+    except ValueError:  # another drive (Windows)
+        return path
+
+
+def baked_file(obj: Any) -> str | None:
+    """The absolute path of the .pc2 file a bake of ``obj`` wrote and still reads, if it exists."""
+    import os
+
+    import bpy
+
+    mod = obj.modifiers.get(MODIFIER_NAME) if obj is not None else None
+    if mod is None or mod.type != "MESH_CACHE" or not mod.filepath:
+        return None
+    path = str(bpy.path.abspath(mod.filepath))
+    return path if os.path.isfile(path) else None
 
 
 def free_bake(obj: Any) -> None:

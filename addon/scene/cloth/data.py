@@ -1,7 +1,8 @@
 """Cloth data kept on a Blender mesh, Blender-native so the user sees and edits it.
 
 Import side: a file's ClothMasses become the vertex group ``cloth_mass`` (weight = mass,
-0 = pinned), its ClothSprings a boolean edge attribute ``cloth_spring`` (springs that are not
+0 = pinned) and its pins the group ``cloth_pin`` (weight 1 = pinned, Blender's Cloth
+convention), its ClothSprings a boolean edge attribute ``cloth_spring`` (springs that are not
 face edges are added as loose edges, marked the same way), and the paintable per-vertex scales
 ``cloth_stiffness`` / ``cloth_damping`` vertex groups. Everything is plain mesh data, so it
 survives saving and reopening the .blend.
@@ -25,7 +26,8 @@ MASS_GROUP = "cloth_mass"
 STIFFNESS_GROUP = "cloth_stiffness"
 DAMPING_GROUP = "cloth_damping"
 SPRING_ATTRIBUTE = "cloth_spring"
-REST_ATTRIBUTE = "cloth_rest"  # object-space rest shape, kept while the mesh shows the sim
+PIN_GROUP = "cloth_pin"  # Blender's Cloth convention: weight 1 = pinned (mass 0)
+REST_ATTRIBUTE = "cloth_rest"  # older versions' copy of the rest shape (see restore_legacy_rest)
 
 
 # -- reading raw mesh arrays --------------------------------------------------------------------
@@ -33,6 +35,8 @@ REST_ATTRIBUTE = "cloth_rest"  # object-space rest shape, kept while the mesh sh
 
 def mesh_positions(mesh: Any) -> np.ndarray:
     """Object-space vertex positions ``(N, 3)`` float32."""
+    if not len(mesh.vertices):  # an empty mesh has no position attribute
+        return np.empty((0, 3), dtype=np.float32)
     out = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     mesh.attributes["position"].data.foreach_get("vector", out)
     return out.reshape(-1, 3)
@@ -83,6 +87,16 @@ def set_group_weights(obj: Any, name: str, weights: np.ndarray) -> Any:
     return group
 
 
+def set_pin_group(obj: Any, masses: np.ndarray) -> Any:
+    """``cloth_pin``: the points of mass 0 at weight 1, for Blender's own Cloth pin group."""
+    group = obj.vertex_groups.get(PIN_GROUP) or obj.vertex_groups.new(name=PIN_GROUP)
+    group.remove(list(range(len(obj.data.vertices))))
+    pinned = np.flatnonzero(np.asarray(masses).reshape(-1) <= 0.0)
+    if pinned.size:
+        group.add(pinned.tolist(), 1.0, "REPLACE")
+    return group
+
+
 # -- import side --------------------------------------------------------------------------------
 
 
@@ -115,6 +129,7 @@ def apply_cloth_data(
                 warnings.append("masses above 1 clamped to 1 (vertex group weights are 0..1)")
             masses[vmap] = np.clip(file_masses, 0.0, 1.0)
     set_group_weights(obj, MASS_GROUP, masses)
+    set_pin_group(obj, masses)
     for name in (STIFFNESS_GROUP, DAMPING_GROUP):
         set_group_weights(obj, name, np.ones(n))
     springs = None if cloth is None or cloth.springs is None else np.asarray(cloth.springs)
@@ -182,27 +197,25 @@ class ClothInputs:
 
 
 def rest_positions(obj: Any) -> np.ndarray:
-    """The object-space rest shape: ``cloth_rest`` if stored, else (and then stored) the mesh."""
-    mesh = obj.data
+    """The object-space rest shape: the mesh itself (playback never writes it)."""
+    restore_legacy_rest(obj.data)
+    return mesh_positions(obj.data)
+
+
+def restore_legacy_rest(mesh: Any) -> bool:
+    """Files saved by versions that wrote the simulation into the mesh keep the rest shape in
+    ``cloth_rest`` and a simulated frame in ``position``: put the rest shape back (once)."""
     attr = mesh.attributes.get(REST_ATTRIBUTE)
+    if attr is None:
+        return False
     n = len(mesh.vertices)
-    if attr is not None and attr.domain == "POINT" and attr.data_type == "FLOAT_VECTOR":
-        out = np.empty(n * 3, dtype=np.float32)
-        attr.data.foreach_get("vector", out)
-        return out.reshape(-1, 3)
-    return store_rest_positions(obj)
-
-
-def store_rest_positions(obj: Any) -> np.ndarray:
-    """Take the mesh's current shape as the rest shape (``cloth_rest``)."""
-    mesh = obj.data
-    pos = mesh_positions(mesh)
-    attr = mesh.attributes.get(REST_ATTRIBUTE)
-    if attr is not None:
-        mesh.attributes.remove(attr)
-    attr = mesh.attributes.new(REST_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
-    attr.data.foreach_set("vector", pos.ravel())
-    return pos
+    if attr.domain == "POINT" and attr.data_type == "FLOAT_VECTOR" and len(attr.data) == n:
+        rest = np.empty(n * 3, dtype=np.float32)
+        attr.data.foreach_get("vector", rest)
+        mesh.attributes["position"].data.foreach_set("vector", rest)
+    mesh.attributes.remove(mesh.attributes[REST_ATTRIBUTE])
+    mesh.update()
+    return True
 
 
 def spring_edges(mesh: Any, source: str) -> np.ndarray:

@@ -1,19 +1,19 @@
-"""Cloth on a deformed mesh (shape keys, armature, hooks, ...): the simulation overrides the
-free points after the modifiers, instead of feeding them to the modifiers.
+"""How the simulation reaches the viewport and renders: a Geometry Nodes modifier, so the mesh
+itself (its ``position``) stays the rest shape and playback never writes it.
 
-Written into the mesh, simulated positions would be moved again by every deforming modifier:
-a cape on a skinned character would be skinned twice. On a mesh with modifiers the handler
-keeps the rest shape in ``position`` and writes the simulated object-space positions into the
-``xof_cloth_position`` point attribute; a Geometry Nodes modifier at the end of the stack
-moves the free points (``xof_cloth_free``) there; it sits right after the deforming
-modifiers at the top of the stack, before any generating one (Subdivision, Solidify), which
-then acts on the simulated cloth. Before it does, it stores what the
-modifiers made of every point in ``xof_cloth_deformed``: pinned points are pinned there, and a
-reset starts the cloth from the deformed shape (a character in its pose at the start frame).
-Subdivision, Solidify, Mirror and Array keep the original points first, with their stored
-values, so those are read back through them; ``xof_cloth_index`` tells when a modifier
-(Remesh, Weld) did not, and then the pins fall back to the rest shape.
-A mesh without modifiers gets its positions written directly: no node evaluation per frame.
+The handler writes the simulated object-space positions into the ``xof_cloth_position`` point
+attribute and which points they move into ``xof_cloth_free``; our modifier moves the free points
+there. It sits right after the deforming modifiers at the top of the stack (armature, hooks),
+before any generating one (Subdivision, Solidify), which then acts on the simulated cloth: on a
+skinned cape the free points are not skinned again, and pinned points stay where the deformers
+put them. Before moving anything it stores what the modifiers made of every point in
+``xof_cloth_deformed``: pins follow it, a reset starts the cloth from it (a character in its
+pose at the start frame), and a soft body is pulled toward it. Subdivision, Solidify, Mirror and
+Array keep the original points first, with their stored values, so those are read back through
+them; ``xof_cloth_index`` tells when a modifier (Remesh, Weld) did not, and then the pins fall
+back to the rest shape. The moved surface shades from its own geometry: the modifier drops the
+mesh's custom normals, which belong to the rest shape. Without the two attributes (a file saved
+by xof, opened without it) the modifier moves nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ INDEX_ATTRIBUTE = "xof_cloth_index"  # each point's index before any generating 
 MODIFIER_NAME = "xof Cloth"
 GROUP_NAME = "xof Cloth Override"
 GROUP_TAG = "xof_cloth_override"  # custom property marking our node group (version)
-GROUP_VERSION = 2  # 2: stores INDEX_ATTRIBUTE too
+GROUP_VERSION = 3  # 3: moves nothing without the position attribute; drops custom normals
+CUSTOM_NORMAL = "custom_normal"  # the attribute Blender keeps custom normals in (4.1+)
 BAKE_MODIFIER = "xof Cloth Cache"  # the bake's Mesh Cache: replaces the live simulation
 # Modifiers that only move points (count and order stay): the cloth hangs from what they do,
 # so ours comes after them. Neutral ones move nothing. Anything else (Subdivision, Solidify,
@@ -123,11 +124,19 @@ def node_group() -> Any:
     links.new(deformed.outputs["Position"], keep.inputs["Value"])
     links.new(keep.outputs["Geometry"], number.inputs["Geometry"])
     links.new(index.outputs["Index"], number.inputs["Value"])
+    both = nodes.new("FunctionNodeBooleanMath")
+    both.operation = "AND"
+    shading = nodes.new("GeometryNodeRemoveAttribute")
+    shading.inputs["Name"].default_value = CUSTOM_NORMAL
     links.new(number.outputs["Geometry"], place.inputs["Geometry"])
-    links.new(which.outputs["Attribute"], place.inputs["Selection"])
+    links.new(which.outputs["Attribute"], both.inputs[0])
+    links.new(where.outputs["Exists"], both.inputs[1])
+    links.new(both.outputs[0], place.inputs["Selection"])
     links.new(where.outputs["Attribute"], place.inputs["Position"])
-    links.new(place.outputs["Geometry"], sink.inputs[0])
-    for i, node in enumerate((source, deformed, keep, index, number, which, where, place, sink)):
+    links.new(place.outputs["Geometry"], shading.inputs["Geometry"])
+    links.new(shading.outputs["Geometry"], sink.inputs[0])
+    chain = (source, deformed, keep, index, number, which, where, both, place, shading, sink)
+    for i, node in enumerate(chain):
         node.location = (200.0 * i, 0.0)
     return group
 
@@ -140,6 +149,8 @@ def ensure_modifier(obj: Any, render: bool = False) -> Any:
     for extra in ours[1:]:
         mods.remove(extra)
     mod = ours[0] if ours else mods.new(MODIFIER_NAME, "NODES")
+    if not ours:
+        mod.show_in_editmode = False  # Edit Mode shows the rest shape being edited
     if mod.node_group is None or mod.node_group.get(GROUP_TAG) != GROUP_VERSION:
         mod.node_group = node_group()
     place_after_deformers(obj, mod, render)
@@ -155,24 +166,41 @@ def place_after_deformers(obj: Any, mod: Any, render: bool = False) -> None:
         mods.move(index, target)
 
 
-def write(mesh: Any, local: np.ndarray, free: np.ndarray) -> None:
-    """The simulated object-space positions and which points they move."""
+def write(mesh: Any, local: np.ndarray, free: np.ndarray, write_free: bool = True) -> None:
+    """The simulated object-space positions ``(N, 3)`` and which points they move ``(N,)``
+    (written when ``write_free`` or when the attribute is new)."""
     attrs = mesh.attributes
     where = attrs.get(POSITION_ATTRIBUTE)
     if where is None or where.data_type != "FLOAT_VECTOR" or where.domain != "POINT":
         if where is not None:
             attrs.remove(where)
-        where = attrs.new(POSITION_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+        attrs.new(POSITION_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
     which = attrs.get(FREE_ATTRIBUTE)
     if which is None or which.data_type != "BOOLEAN" or which.domain != "POINT":
         if which is not None:
             attrs.remove(which)
         attrs.new(FREE_ATTRIBUTE, "BOOLEAN", "POINT")
+        write_free = True
     # re-fetched: adding an attribute may move the others
-    attrs[FREE_ATTRIBUTE].data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
+    if write_free:
+        attrs[FREE_ATTRIBUTE].data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
     where = attrs[POSITION_ATTRIBUTE]
     where.data.foreach_set("vector", np.ascontiguousarray(local, dtype=np.float32).reshape(-1))
     mesh.update()
+
+
+def clear_shown(mesh: Any) -> bool:
+    """Show no simulated frame (the modifier then moves nothing); whether anything changed."""
+    attrs = mesh.attributes
+    changed = False
+    for name in (FREE_ATTRIBUTE, POSITION_ATTRIBUTE):
+        found = attrs.get(name)
+        if found is not None:
+            attrs.remove(found)
+            changed = True
+    if changed:
+        mesh.update()
+    return changed
 
 
 def remove(obj: Any) -> None:

@@ -31,6 +31,8 @@ class ImportResult:
     face_count: int = 0
     warnings: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)  # uninterpreted templates and where kept
+    # facts for the report (names' encoding, the tick rate chosen, sets played together...)
+    notes: list[str] = field(default_factory=list)
     created: list[bpy.types.ID] = field(default_factory=list)  # anything else steps made
 
     def summary(self) -> str:
@@ -40,6 +42,8 @@ class ImportResult:
             f"Imported {files}{len(self.objects)} objects, {len(self.meshes)} meshes, "
             f"{self.vertex_count} vertices, {len(self.materials)} materials"
         )
+        if self.notes:
+            text += "; " + "; ".join(self.notes)
         if self.extras:
             text += f"; kept uninterpreted: {', '.join(self.extras)}"
         if self.warnings:
@@ -99,8 +103,8 @@ def scene_data_of(doc: XDocument) -> SceneData:
 
 @dataclass(frozen=True)
 class BuildStep:
-    """One stage of the import after meshes, materials and frames exist."""
+    """One stage of the import after meshes, materials and frames exist (``importer.STEPS``
+    lists them in the order they run)."""
 
-    name: str
-    order: float
+    name: str  # what the progress line shows
     run: Callable[[BuildContext], None]

@@ -1,9 +1,9 @@
 """The import's options: one dataclass per concern, each default in one place (no bpy).
 
-``ImportOptions`` nests ``transform``, ``mesh``, ``armature``, ``animation``, ``morphs`` and
-``cloth``. The import operators read their properties' defaults from these dataclasses, so a
-default changes here only. A new option: add a field (with its default and a comment) to the
-dataclass of its concern; a property to ``operators/import_x.py`` with
+``ImportOptions`` nests ``files``, ``transform``, ``mesh``, ``armature``, ``animation``,
+``morphs`` and ``cloth``. The import operators read their properties' defaults from these
+dataclasses, so a default changes here only. A new option: add a field (with its default and
+a comment) to the dataclass of its concern; a property to ``operators/import_x.py`` with
 ``default=DEFAULTS.<concern>.<field>``, passed on in the operator's ``import_options``; the step
 reads ``ctx.options.<concern>.<field>``.
 
@@ -17,7 +17,17 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..anim.key_sampling import DEFAULT_MAX_STEP
+from ..morph.phonemes import DEFAULT_PHONEME_TARGETS
 from .convert import Conversion
+
+
+@dataclass
+class FileOptions:
+    # how names inside files are decoded: "auto", "utf-8", "shift_jis", "cp1252" (see
+    # addon.xfile.ENCODINGS); auto takes UTF-8 when valid, else guesses a legacy code page
+    names_encoding: str = "auto"
+    # more folders to take textures from; else only the .x file's folder tree is searched
+    texture_folders: tuple[str, ...] = ()
 
 
 @dataclass
@@ -50,12 +60,32 @@ class AnimationOptions:
     # radians: rotation spans wider than this get extra keys so Blender's interpolation follows
     # the file's slerp; 0 keeps exactly the file's key times
     slerp_step: float = float(DEFAULT_MAX_STEP)
+    # "AUTO" (the file's, else 4800 unless the longest set would last under a second: then
+    # ticks are frames at the scene rate), "FILE" (the file's, else 4800) or "CUSTOM"
+    ticks_per_second: str = "AUTO"
+    custom_ticks_per_second: float = 4800.0  # with ticks_per_second "CUSTOM"
+    # "AUTO": sets that key disjoint bones play together (unmuted NLA tracks), else as
+    # "SEPARATE": one action each, the first playing, the others on muted NLA tracks
+    animation_sets: str = "AUTO"
+    # animation-only files: strip this from frame names before matching bones (names that
+    # end in a bone's name after a separator match anyway when unambiguous)
+    strip_prefix: str = ""
+
+    def tick_choice(self) -> str | float:
+        """What :func:`..anim.timing.resolve_ticks_per_second` takes."""
+        return self.custom_ticks_per_second if self.ticks_per_second == "CUSTOM" else (
+            self.ticks_per_second)  # fmt: skip
 
 
 @dataclass
 class MorphImportOptions:
     keep_targets: bool = False  # keep the meshes that became shape keys as objects too
     loop_all: bool = False  # cycle every morph set, not only those whose file says Loop = 1
+    # a file without morph sets whose meshes share a vertex count (facial targets): one mesh,
+    # the others its shape keys
+    targets_as_shape_keys: bool = False
+    # lip-sync files: the targets (shape keys) of phonemes 0..37, comma-separated
+    phoneme_map: str = ",".join(DEFAULT_PHONEME_TARGETS)
 
 
 @dataclass
@@ -64,6 +94,7 @@ class ClothOptions:
 
 
 _GROUPS: dict[str, type] = {
+    "files": FileOptions,
     "transform": TransformOptions,
     "mesh": MeshOptions,
     "armature": ArmatureOptions,
@@ -79,6 +110,7 @@ _FLAT: dict[str, str] = {f.name: g for g, cls in _GROUPS.items() for f in fields
 class ImportOptions:
     """Every import option, by concern; see the module docstring for flat keywords."""
 
+    files: FileOptions = field(default_factory=FileOptions)
     transform: TransformOptions = field(default_factory=TransformOptions)
     mesh: MeshOptions = field(default_factory=MeshOptions)
     armature: ArmatureOptions = field(default_factory=ArmatureOptions)
@@ -94,8 +126,10 @@ class ImportOptions:
         animation: AnimationOptions | None = None,
         morphs: MorphImportOptions | None = None,
         cloth: ClothOptions | None = None,
+        files: FileOptions | None = None,
         **flat: Any,
     ) -> None:
+        self.files = files or FileOptions()
         self.transform = transform or TransformOptions()
         self.mesh = mesh or MeshOptions()
         self.armature = armature or ArmatureOptions()

@@ -1,9 +1,11 @@
 """Skinned meshes onto the armature, and the other objects of bone frames onto their bones.
 
 - A skinned mesh object: parented to the armature (plain object parent, no bone), placed at
-  its skin-space matrix (identity unless its offsets say otherwise), one vertex group per
-  SkinWeights (named after the bone), an Armature modifier. D3D skins in the skeleton's space
-  and ignores the mesh's own frame matrix; so does this.
+  its skin-space matrix (identity unless its offsets say otherwise: the scale or mirror of
+  its frame, :mod:`.stretch`), one vertex group per SkinWeights (named after the bone), an
+  Armature modifier. D3D skins in the skeleton's space and ignores the mesh's own frame
+  matrix; so does this. A skin space with shear, which an object's location, rotation and
+  scale cannot hold, goes into the parent inverse (a full matrix), the vertices unchanged.
 - A frame that became a bone loses its empty; what hung under it (props, rigid meshes,
   frames that are not bones) hangs from the bone instead, keeping its world matrix and
   following the bone when it moves.
@@ -18,6 +20,7 @@ from ...xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
 from .skin_weights import SkinPlan, plan_skin, weight_batches
+from .stretch import storable
 
 
 def is_skinned(mesh: MeshData) -> bool:
@@ -25,9 +28,20 @@ def is_skinned(mesh: MeshData) -> bool:
 
 
 def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, str]) -> None:
-    """One vertex group per file SkinWeights frame, filled by :func:`weight_batches`."""
+    """One vertex group per file SkinWeights frame.
+
+    ``VertexGroup.add`` takes one weight a call: weights shared by many vertices go in
+    batches (:func:`weight_batches`); mostly distinct weights (what exporters usually write)
+    one call a vertex, which skips the batching's sort and slicing.
+    """
     for group in skin.groups:
         vg = obj.vertex_groups.new(name=names.get(group.frame_name, group.frame_name))
+        w32 = np.asarray(group.weights, dtype=np.float64).astype(np.float32)
+        if 2 * len(np.unique(w32)) > len(w32):
+            add = vg.add
+            for index, value in zip(group.indices.tolist(), w32.tolist(), strict=True):
+                add([index], value, "REPLACE")
+            continue
         for indices, value, mode in weight_batches(group.indices, group.weights):
             vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
 
@@ -52,8 +66,12 @@ def skin_object(
     space, notes = mesh_skin_space(plan, mesh, conversion)
     obj.parent = armature.obj
     obj.parent_type = "OBJECT"
-    obj.matrix_parent_inverse.identity()
-    obj.matrix_basis = as_matrix(space)
+    if storable(space):
+        obj.matrix_parent_inverse.identity()
+        obj.matrix_basis = as_matrix(space)
+    else:
+        obj.matrix_parent_inverse = as_matrix(space)
+        obj.matrix_basis.identity()
     mod = obj.modifiers.new("Armature", "ARMATURE")
     assert isinstance(mod, bpy.types.ArmatureModifier)
     mod.object = armature.obj

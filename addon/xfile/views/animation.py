@@ -75,7 +75,7 @@ def animation_set(obj: XObject, warnings: list[str]) -> AnimationSetData:
 
 def morph_set(obj: XObject) -> MorphSetData:
     """Both variants: with ``DWORD Loop`` before NumKeys or without (then it does not loop:
-    only ``Loop = 1`` or the importer's option cycles a set, issue 5)."""
+    only ``Loop = 1`` or the importer's option cycles a set)."""
     loop_value = None
     for name, value in obj.members.items():
         if is_word(name, "loop"):

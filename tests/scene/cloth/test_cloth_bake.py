@@ -86,3 +86,41 @@ def test_bake_to_pc2_plays_through_a_mesh_cache_modifier(cloth, tmp_path) -> Non
     assert cloth_bake.MODIFIER_NAME not in cloth.modifiers
     scene.frame_set(9)
     np.testing.assert_array_equal(evaluated_positions(bpy, cloth), frames[9])
+
+
+def test_a_pc2_bake_is_kept_relative_to_the_blend_and_free_bake_can_delete_it(
+    cloth, tmp_path
+) -> None:
+    import shutil
+
+    project = tmp_path / "project"
+    project.mkdir()
+    bpy.ops.wm.save_as_mainfile(filepath=str(project / "scene.blend"))
+    cloth.xof_physics.bake_target = "PC2"  # no path: next to the .blend
+    assert bpy.ops.xof.sim_bake() == {"FINISHED"}
+    frames = simulated(cloth)
+    mod = cloth.modifiers[cloth_bake.MODIFIER_NAME]
+    assert mod.filepath == "//scene_Cloth.pc2"  # as Blender's own caches keep their paths
+    bpy.ops.wm.save_mainfile()
+    moved = tmp_path / "moved"
+    shutil.copytree(project, moved)
+    shutil.rmtree(project)  # the project folder moved (or was zipped and unpacked)
+    bpy.ops.wm.open_mainfile(filepath=str(moved / "scene.blend"))
+    obj = bpy.data.objects["Cloth"]
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.frame_set(10)
+    np.testing.assert_allclose(evaluated_positions(bpy, obj), frames[10], atol=1e-6)
+    assert cloth_bake.baked_file(obj) == str(moved / "scene_Cloth.pc2")
+    assert bpy.ops.xof.sim_free_bake(delete_file=True) == {"FINISHED"}
+    assert not (moved / "scene_Cloth.pc2").exists()
+    assert cloth_bake.MODIFIER_NAME not in obj.modifiers
+    assert obj.xof_physics.cache_state == "VALID"  # the live cache plays again
+
+
+def test_free_bake_keeps_the_file_unless_asked(cloth, tmp_path) -> None:
+    props = cloth.xof_physics
+    props.bake_target = "PC2"
+    props.bake_path = str(tmp_path / "keep.pc2")
+    assert bpy.ops.xof.sim_bake() == {"FINISHED"}
+    assert bpy.ops.xof.sim_free_bake() == {"FINISHED"}
+    assert (tmp_path / "keep.pc2").is_file()

@@ -10,6 +10,7 @@ bpy = pytest.importorskip("bpy")
 from xof.addon.scene.cloth.data import (  # noqa: E402
     DAMPING_GROUP,
     MASS_GROUP,
+    PIN_GROUP,
     SPRING_ATTRIBUTE,
     STIFFNESS_GROUP,
     apply_cloth_data,
@@ -45,6 +46,17 @@ def test_masses_become_the_mass_group(grid3) -> None:
     np.testing.assert_allclose(group_weights(grid3, MASS_GROUP, -1.0), masses)
     for name in (STIFFNESS_GROUP, DAMPING_GROUP):
         np.testing.assert_array_equal(group_weights(grid3, name, -1.0), np.ones(9))
+
+
+def test_pins_also_go_to_a_pin_group_in_blenders_convention(grid3) -> None:
+    masses = np.array([0.0, 0.5, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0])
+    apply_cloth_data(grid3, ClothData(masses=masses, springs=None))
+    group = grid3.vertex_groups[PIN_GROUP]
+    members = {
+        v.index: e.weight for v in grid3.data.vertices for e in v.groups if e.group == group.index
+    }
+    assert members == {0: 1.0, 3: 1.0, 8: 1.0}  # weight 1 = pinned, as Blender's Cloth reads it
+    np.testing.assert_array_equal(group_weights(grid3, MASS_GROUP, 1.0), masses)  # unchanged
 
 
 def test_without_masses_every_point_weighs_one(grid3) -> None:

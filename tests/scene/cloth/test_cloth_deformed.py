@@ -19,6 +19,7 @@ from ..cloth_fixtures import (  # noqa: E402
     grid_arrays,
     grid_object,
     hook_whole,
+    on_screen,
     override_modifiers,
     play,
     positions,
@@ -54,7 +55,7 @@ def test_free_points_are_simulated_once_and_pins_follow_the_hook(hooked) -> None
     for f in range(1, 16):
         scene.frame_set(f)
         rt = cloth_runtime.peek_runtime(hooked)
-        assert rt is not None and rt.override
+        assert rt is not None and rt.deformed
         assert hooked.modifiers[-1].name == cloth_override.MODIFIER_NAME
         shown = evaluated_world_positions(hooked)
         state, _ = rt.simulator.state()
@@ -109,20 +110,22 @@ def test_shape_key_bake_is_refused_and_pc2_bake_plays_last(hooked, tmp_path) -> 
         np.testing.assert_allclose(evaluated_world_positions(hooked), states[f], atol=1e-5)
 
 
-def test_without_modifiers_the_override_goes_away(hooked) -> None:
+def test_without_modifiers_the_pins_hold_the_rest_shape(hooked) -> None:
     scene = bpy.context.scene
     scene.frame_set(1)
     scene.frame_set(2)
     assert hooked.modifiers.get(cloth_override.MODIFIER_NAME) is not None
     hooked.modifiers.remove(hooked.modifiers["Hook"])
     scene.frame_set(3)
-    assert hooked.modifiers.get(cloth_override.MODIFIER_NAME) is None
-    assert hooked.data.attributes.get(cloth_override.POSITION_ATTRIBUTE) is None
+    assert [m.name for m in hooked.modifiers] == [cloth_override.MODIFIER_NAME]  # one path
     rt = cloth_runtime.peek_runtime(hooked)
-    shown = positions(hooked)
-    np.testing.assert_allclose(shown, rt.cache.frames[3].positions, atol=1e-6)
+    assert not rt.deformed
+    shown = on_screen(hooked)
+    free = ~rt.pinned
+    np.testing.assert_allclose(shown[free], rt.cache.frames[3].positions[free], atol=1e-6)
     rest, _ = grid_arrays(GRID, GRID)
     np.testing.assert_array_equal(shown[PINS], rest[PINS].astype(np.float32))
+    np.testing.assert_array_equal(positions(hooked), rest.astype(np.float32))
 
 
 def test_disabling_removes_the_override(hooked) -> None:
@@ -161,7 +164,7 @@ def test_a_shape_key_animation_moves_the_pins(hooked) -> None:
     for f in range(1, 14):
         scene.frame_set(f)
         rt = cloth_runtime.peek_runtime(hooked)
-        assert rt.override
+        assert rt.deformed
         state, _ = rt.simulator.state()
         shown = evaluated_world_positions(hooked)
         up = 0.5 * min(f - 1, 10) / 10.0
@@ -179,7 +182,7 @@ def test_ours_sits_between_the_deformers_and_a_subdivision(hooked, tmp_path) -> 
     names = [m.name for m in hooked.modifiers]
     assert names == ["Hook", cloth_override.MODIFIER_NAME, "Subdivision"]
     rt = cloth_runtime.peek_runtime(hooked)
-    assert rt.override
+    assert rt.deformed
     assert len(evaluated_world_positions(hooked)) > GRID * GRID  # subdivided after the override
     rest, _ = grid_arrays(GRID, GRID)
     state, _ = rt.simulator.state()  # the pins follow the hook through the subdivision
@@ -268,7 +271,7 @@ def test_a_skinned_cape_hangs_from_its_bone_and_is_skinned_once(tmp_path) -> Non
         for f in range(start + 1, start + 41):
             scene.frame_set(f)
             rt = cloth_runtime.peek_runtime(cape)
-            assert rt.override
+            assert rt.deformed
             state, _ = rt.simulator.state()
             shown = evaluated_world_positions(cape)
             np.testing.assert_allclose(shown[pins], state[pins], atol=1e-5)
@@ -308,11 +311,12 @@ def test_a_generating_modifier_still_acts_on_the_simulated_cloth(
 def test_a_deforming_modifier_added_after_playing_keeps_the_start_frame(cloth) -> None:
     play(bpy, range(1, 11))
     rest, _ = grid_arrays(GRID, GRID)
-    assert np.abs(positions(cloth) - rest).max() > 0.1  # the mesh holds frame 10
+    assert np.abs(on_screen(cloth) - rest).max() > 0.1  # frame 10 is shown
+    np.testing.assert_array_equal(positions(cloth), rest.astype(np.float32))  # not written
     hook_whole(bpy, cloth)  # the empty stays at the origin: the hook changes nothing
     bpy.context.scene.frame_set(1)
     rt = cloth_runtime.peek_runtime(cloth)
-    assert rt.override
+    assert rt.deformed
     state, vel = rt.simulator.state()
     np.testing.assert_allclose(state, rest, atol=1e-5)
     np.testing.assert_array_equal(vel, 0.0)
@@ -328,7 +332,7 @@ def test_a_renamed_override_modifier_is_stilloverride_modifiers(hooked) -> None:
     shows_the_simulation(bpy, hooked)
     hooked.modifiers.remove(hooked.modifiers["Hook"])
     play(bpy, (5,))
-    assert not cloth_runtime.peek_runtime(hooked).override
+    assert not cloth_runtime.peek_runtime(hooked).deformed
     hooked.xof_physics.enabled = False
     assert override_modifiers(hooked) == []
 
@@ -395,7 +399,7 @@ def test_a_render_with_the_override_shows_what_playback_shows(hooked, tmp_path) 
     shown = evaluated_world_positions(hooked)
     during = render("cached.png")
     assert hooked.xof_physics.last_warning == ""
-    assert cloth_runtime.peek_runtime(hooked).override
+    assert cloth_runtime.peek_runtime(hooked).deformed
     np.testing.assert_array_equal(evaluated_world_positions(hooked), shown)  # left as it was
     hooked.xof_physics.enabled = False  # no handler, no override: the same points by hand
     hooked.modifiers.remove(hooked.modifiers["Hook"])
@@ -417,7 +421,7 @@ def test_a_moved_rotated_scaled_cloth_shows_the_solver_state_in_world_space(hook
     for f in range(1, 8):
         bpy.context.scene.frame_set(f)
         rt = cloth_runtime.peek_runtime(hooked)
-        assert rt.override
+        assert rt.deformed
         state, _ = rt.simulator.state()
         np.testing.assert_allclose(evaluated_world_positions(hooked), state, atol=2e-5)
 

@@ -16,7 +16,7 @@ from xof.addon.scene.cloth.runtime import peek_runtime  # noqa: E402
 from xof.addon.sim.colliders import Sphere  # noqa: E402
 from xof.addon.sim.mesh_collider import MeshCollider  # noqa: E402
 
-from ..cloth_fixtures import grid_object, positions  # noqa: E402
+from ..cloth_fixtures import evaluated_positions, grid_object  # noqa: E402
 
 pytestmark = pytest.mark.blender
 
@@ -48,7 +48,7 @@ def test_a_lying_figure_is_its_surface_not_a_bounding_sphere(physics) -> None:
     scene = bpy.context.scene
     for f in range(1, 31):
         scene.frame_set(f)
-        world = positions(cloth) + np.array(cloth.location)
+        world = evaluated_positions(bpy, cloth) + np.array(cloth.location)
         inside = (np.abs(world[:, 0]) < 1.0) & (np.abs(world[:, 1]) < 0.2)
         inside &= np.abs(world[:, 2]) < 0.1
         assert not inside.any(), f

@@ -188,7 +188,7 @@ def test_failure_while_building_leaves_bpy_data_unchanged(tmp_path: Path, monkey
         raise ValueError("a build step broke")
 
     before = rollback.counts()
-    exploding = (*importer.STEPS, BuildStep("test-explode", 1e9, explode))
+    exploding = (*importer.STEPS, BuildStep("test-explode", explode))
     monkeypatch.setattr(importer, "STEPS", exploding)
     with pytest.raises(RuntimeError, match="a build step broke"):
         bpy.ops.import_scene.x(filepath=str(path))

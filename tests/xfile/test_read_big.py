@@ -1,7 +1,7 @@
-"""Text files of 1 MB and more are read through a memory map: same document, same errors.
+"""Files of a few MB read from a path read like their bytes: same document, same errors.
 
-The expected values are the numbers the test writes itself; the bytes path (``read(bytes)``,
-never mapped) must agree with the path one in every member.
+The expected values are the numbers the test writes itself; ``read(bytes)`` must agree with
+``read(path)`` in every member.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from addon.xfile import XFileError, read
-from addon.xfile import reader as reader_module
 
 
 def grid_text(n: int) -> tuple[bytes, np.ndarray, np.ndarray]:
@@ -32,29 +31,17 @@ def grid_text(n: int) -> tuple[bytes, np.ndarray, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def grid() -> tuple[bytes, np.ndarray, np.ndarray]:
-    return grid_text(200)  # ~1.3 MB: above the size where the reader maps text files
+    return grid_text(200)  # ~1.3 MB
 
 
-def test_big_text_file_is_mapped_and_reads_like_bytes(
-    grid: tuple[bytes, np.ndarray, np.ndarray], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_big_text_file_reads_like_bytes(
+    grid: tuple[bytes, np.ndarray, np.ndarray], tmp_path: Path
 ) -> None:
     text, pos, quads = grid
-    assert len(text) >= reader_module._MAP_FROM
     path = tmp_path / "grid.x"
     path.write_bytes(text)
-    mapped: list[object] = []
-    real_load = reader_module._load
-
-    def spy(source: object) -> tuple[object, str | None]:
-        raw, where = real_load(source)
-        mapped.append(raw)
-        return raw, where
-
-    monkeypatch.setattr(reader_module, "_load", spy)
     from_path = read(path)
     from_bytes = read(text)
-    assert [type(raw).__name__ for raw in mapped] == ["mmap", "bytes"]
-    assert mapped[0].closed  # type: ignore[attr-defined]
     for doc in (from_path, from_bytes):
         mesh = doc.objects[0]
         assert np.array_equal(mesh["vertices"], pos)
@@ -69,7 +56,7 @@ def test_big_text_file_is_mapped_and_reads_like_bytes(
 
 
 @pytest.mark.parametrize("case", ["bad number", "end of file"])
-def test_errors_in_a_mapped_file_name_the_same_place(
+def test_errors_in_a_big_file_name_the_same_place(
     grid: tuple[bytes, np.ndarray, np.ndarray], tmp_path: Path, case: str
 ) -> None:
     text, pos, _ = grid
@@ -111,41 +98,27 @@ def binary_grid(n: int, float_bits: int) -> tuple[bytes, np.ndarray, np.ndarray]
 
 
 @pytest.mark.parametrize("float_bits", [32, 64])
-def test_big_binary_file_is_mapped_and_reads_like_bytes(
-    float_bits: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_big_binary_file_reads_like_bytes(float_bits: int, tmp_path: Path) -> None:
     data, pos, quads = binary_grid(260, float_bits)
-    assert len(data) >= reader_module._MAP_FROM
     path = tmp_path / "grid.x"
     path.write_bytes(data)
-    mapped: list[object] = []
-    real_load = reader_module._load
-
-    def spy(source: object) -> tuple[object, str | None]:
-        raw, where = real_load(source)
-        mapped.append(raw)
-        return raw, where
-
-    monkeypatch.setattr(reader_module, "_load", spy)
     doc = read(path)
-    assert type(mapped[0]).__name__ == "mmap"
     mesh = doc.objects[0]
     assert np.array_equal(mesh["vertices"], pos)
     assert np.array_equal(mesh["faces"].flat.reshape(-1, 5)[:, 1:], quads)
-    # the unknown object's float64 list may view the map: the map then stays open for it
     unknown = doc.objects[1]
     assert [v.tolist() for v in unknown["_values"]] == [[0.5, 1.5, 2.5]]
     del doc, unknown
     assert np.array_equal(read(data).objects[0]["vertices"], pos)
 
 
-def test_truncated_mapped_binary_file_fails_with_xfileerror(tmp_path: Path) -> None:
+def test_truncated_big_binary_file_fails_with_xfileerror(tmp_path: Path) -> None:
     data = binary_grid(260, 32)[0]
     broken = data[: len(data) * 2 // 3]
     path = tmp_path / "broken.x"
     path.write_bytes(broken)
     with pytest.raises(XFileError) as from_path:
-        read(path)  # not BufferError: the traceback's views must not break closing the map
+        read(path)
     with pytest.raises(XFileError) as from_bytes:
         read(broken)
     assert (from_path.value.where, from_path.value.reason) == (

@@ -1,0 +1,234 @@
+"""One simulated object's solver side: its model and solver built from the mesh (the rest
+shape), and ``gather_inputs``, everything the solver reads from the scene for one frame.
+
+The Blender adapter (``runtime.py``) keeps one ``ClothRuntime`` per object and rebuilds it
+after a setting change or an edit of the mesh; the frame cache is not here but in the
+object's ``playback.Playback``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...sim.affine import affine_inverse, transform_points
+from ...sim.colliders import Collider
+from ...sim.model import ClothModel
+from ...sim.settings import SimSettings
+from ...sim.simulator import Simulator
+from . import override as cloth_override
+from .cache import FrameCache
+from .colliders import SurfaceColliders
+from .data import read_cloth_inputs
+from .playback import Playback
+
+
+def settings_from_props(props: Any, fps: float) -> SimSettings:
+    """The solver settings an object's ``xof_physics`` properties describe."""
+    return SimSettings(
+        kind=props.sim_type,
+        solver=props.solver,
+        stiffness=props.stiffness,
+        shear_stiffness=props.shear_stiffness,
+        bend_stiffness=props.bend_stiffness,
+        spring_damping=props.spring_damping,
+        damping=props.damping,
+        gravity=np.array(props.gravity, dtype=np.float64),
+        wind=np.array(props.wind, dtype=np.float64),
+        drag=props.drag,
+        substeps=props.substeps,
+        shape_stiffness=props.shape_stiffness,
+        friction=props.friction,
+        collision_margin=props.collision_margin,
+        fps=fps,
+        tethers=props.sim_type == "CLOTH",
+        self_collision=bool(props.self_collision) and props.sim_type == "CLOTH",
+        self_distance=props.self_distance,
+    ).validated()[0]
+
+
+def mesh_triangles(mesh: Any) -> np.ndarray:
+    """The mesh's triangles ``(T, 3)`` int64 (its faces split as Blender draws them)."""
+    mesh.calc_loop_triangles()
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return tris.reshape(-1, 3).astype(np.int64)
+
+
+def scene_fps(scene: Any) -> float:
+    return float(scene.render.fps) / float(scene.render.fps_base or 1.0)
+
+
+def is_render(depsgraph: Any) -> bool:
+    return getattr(depsgraph, "mode", "VIEWPORT") == "RENDER"
+
+
+@dataclass
+class FrameInputs:
+    """What the solver needs from the scene for one frame (world space, metres).
+
+    ``matrix``: the object's (4, 4) world matrix now; ``relative``: ``matrix`` over the matrix
+    the model was built at (the solver's object matrix); ``pin_targets`` ``(N, 3)``: where
+    pinned points are now (only pinned rows are meaningful); ``shape_targets`` ``(N, 3)``: a
+    soft body's goal on a deformed mesh, or None (the rest shape through ``relative``);
+    ``colliders``: the solver colliders of the object's collider collection.
+    """
+
+    matrix: np.ndarray
+    relative: np.ndarray
+    pin_targets: np.ndarray
+    shape_targets: np.ndarray | None
+    colliders: Sequence[Collider]
+
+
+class ClothRuntime:
+    """Derived state of one simulated object: its model and solver, built from the rest shape."""
+
+    def __init__(self, obj: Any, scene: Any, playback: Playback) -> None:
+        props = obj.xof_physics
+        self.playback = playback
+        self.revision = int(props.settings_revision)
+        inputs = read_cloth_inputs(
+            obj,
+            springs_source=props.springs_source,
+            use_shear=props.use_shear,
+            use_bend=props.use_bend,
+            mass_group=props.mass_group,
+        )
+        self.rest_local = inputs.rest.astype(np.float32)
+        self.build_matrix = np.array(obj.matrix_world, dtype=np.float64)
+        self.model = ClothModel(
+            transform_points(self.build_matrix, self.rest_local),
+            inputs.masses,
+            inputs.springs,
+            inputs.kinds,
+            inputs.stiffness_scale,
+            inputs.damping_scale,
+        )
+        self.pinned = np.asarray(self.model.pinned, dtype=bool)
+        self.pinned_ids = np.flatnonzero(self.pinned)
+        self.free = ~self.pinned
+        self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
+        self.settings = settings_from_props(props, scene_fps(scene))
+        triangles = mesh_triangles(obj.data) if self.settings.self_collision else None
+        self.simulator = Simulator(self.model, self.settings, triangles=triangles)
+        self.surfaces = SurfaceColliders()  # collider surfaces and their previous poses
+        self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
+        if self.vertex_count and self.pinned.all():
+            self.warnings.append(
+                f"every point has mass 0 in '{props.mass_group}' (pinned): nothing moves"
+            )
+        self.build_notes = list(self.warnings)  # shown in the panel after every reset
+        self.deformed = False  # the modifiers move points: pins and goals from the evaluation
+        self.render = False  # this frame is for a render (modifier visibility)
+        self.free_shown = False  # the override's free-point mask is on the mesh
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self.rest_local.shape[0])
+
+    @property
+    def cache(self) -> FrameCache:
+        """The object's frame cache (owned by its ``Playback``)."""
+        return self.playback.cache
+
+    def evaluated_local(self, obj: Any, depsgraph: Any) -> np.ndarray | None:
+        """Object-space points as the modifiers deform the rest shape, or None (nothing
+        deforms it, or a modifier changes the points out of recognition). Our override stores
+        them before moving the free points (``cloth_override.DEFORMED_ATTRIBUTE``), with each
+        point's index, so they are found again behind a Subdivision or Solidify that adds
+        points after the originals; before the override ran, the positions are read."""
+        if not self.deformed or depsgraph is None:
+            return None
+        evaluated = obj.evaluated_get(depsgraph).data
+        n = self.vertex_count
+        count = len(evaluated.vertices)
+        attrs = evaluated.attributes
+        stored = attrs.get(cloth_override.DEFORMED_ATTRIBUTE)
+        if stored is None or stored.data_type != "FLOAT_VECTOR" or stored.domain != "POINT":
+            stored = None
+        if count != n and (count < n or stored is None or not _originals_first(attrs, n)):
+            return None
+        source = stored if stored is not None else attrs["position"]
+        local = np.empty(count * 3, dtype=np.float32)
+        source.data.foreach_get("vector", local)
+        return local.reshape(-1, 3)[:n]
+
+    def start_state(self, obj: Any, depsgraph: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Reset the solver at the start frame: the rest shape, or on a deformed mesh the
+        shape its modifiers give it now. Returns the object-space shape and the matrix."""
+        matrix = world_matrix(obj, depsgraph)
+        self.surfaces.reset()  # the colliders start at rest: their pose now is the previous
+        self.surfaces.colliders(obj.xof_physics.collider_collection, depsgraph, exclude=obj)
+        deformed = self.evaluated_local(obj, depsgraph)
+        if deformed is None:
+            local = self.rest_local
+            relative = matrix @ affine_inverse(self.build_matrix)
+            start = transform_points(relative, self.model.rest_positions, np.float64)
+        else:
+            local = deformed
+            start = transform_points(matrix, deformed, np.float64)
+        self.simulator.reset(start)
+        return local, matrix
+
+    def resume(self, positions: np.ndarray, velocities: np.ndarray) -> None:
+        """Continue from a cached frame's state; the colliders' pose at that frame is not
+        known, so the next frame starts them still."""
+        self.simulator.set_state(positions, velocities)
+        self.surfaces.reset()
+
+    def advance(self, obj: Any, inputs: FrameInputs) -> np.ndarray:
+        """Simulate one frame; the object-space result ``(N, 3)`` float32."""
+        count = len(self.simulator.warnings)
+        world = self.simulator.step(
+            1.0 / self.settings.fps,
+            pinned_targets=inputs.pin_targets,
+            object_matrix=inputs.relative,
+            colliders=inputs.colliders,
+            shape_targets=inputs.shape_targets,
+        )
+        if len(self.simulator.warnings) > count:
+            fresh = self.simulator.warnings[count:]
+            self.warnings.extend(fresh)
+            obj.xof_physics.last_warning = fresh[-1]
+            print(f"xof: {obj.name}: " + "; ".join(fresh))
+        return transform_points(affine_inverse(inputs.matrix), world)
+
+
+def world_matrix(obj: Any, depsgraph: Any) -> np.ndarray:
+    src = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
+    return np.array(src.matrix_world, dtype=np.float64)
+
+
+def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
+    """Everything the solver reads from the scene for the frame being stepped."""
+    matrix = world_matrix(obj, depsgraph)
+    deformed = rt.evaluated_local(obj, depsgraph)
+    local = rt.rest_local if deformed is None else deformed
+    ids = rt.pinned_ids
+    if ids.size:  # only pinned rows are read: only they are transformed
+        rt._targets[ids] = transform_points(matrix, local[ids])
+    goal = None
+    if deformed is not None and rt.settings.kind == "SOFT":
+        goal = transform_points(matrix, deformed, np.float64)
+    colliders = rt.surfaces.colliders(obj.xof_physics.collider_collection, depsgraph, exclude=obj)
+    return FrameInputs(
+        matrix=matrix,
+        relative=matrix @ affine_inverse(rt.build_matrix),
+        pin_targets=rt._targets,
+        shape_targets=goal,
+        colliders=colliders,
+    )
+
+
+def _originals_first(attrs: Any, n: int) -> bool:
+    """Whether the first ``n`` evaluated points are the mesh's own, in order."""
+    index = attrs.get(cloth_override.INDEX_ATTRIBUTE)
+    if index is None or index.data_type != "INT" or index.domain != "POINT":
+        return False
+    values = np.empty(len(index.data), dtype=np.int32)
+    index.data.foreach_get("value", values)
+    return bool(np.array_equal(values[:n], np.arange(n, dtype=np.int32)))
