@@ -30,7 +30,7 @@ from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
 from .rows import put_rows, take_columns, take_rows
 from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 
-WINDOW = 0.25  # a moving surface's candidates are found again every this much of a frame
+WINDOW = 0.5  # a moving surface's candidates are found again every this much of a frame
 # how far a point may move before its pairs are found again, in reaches: small for points
 # in contact (fewer candidate triangles), large for the others (found again less often)
 SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
@@ -90,6 +90,7 @@ class MeshCollider:
             raise ValueError(f"collider poses differ in shape: {prev.shape} vs {cur.shape}")
         self._prev, self._cur = prev, cur
         self.moving = not np.array_equal(prev, cur)
+        self._drift = (cur - prev).mean(axis=0) if len(cur) else np.zeros(3)
         self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
         if not self.moving:
             self._open_window(0.0, 1.0)
@@ -101,8 +102,10 @@ class MeshCollider:
         found in it hold until it ends (a moving surface's travel over a window, not over
         the whole frame, bounds how many triangles a point must keep)."""
         self._window = (start, end)
-        a = self._prev + (self._cur - self._prev) * start
-        b = self._prev + (self._cur - self._prev) * end
+        # in the frame moving with the surface's mean (``drift``): distances are the same,
+        # and a body walking by moves its triangles (and the cloth on it) far less there
+        a = self._prev + (self._cur - self._prev) * start - self._drift * start
+        b = self._prev + (self._cur - self._prev) * end - self._drift * end
         self._box_lo = np.minimum(a, b)[self.triangles].min(axis=1)  # (T, 3)
         self._box_hi = np.maximum(a, b)[self.triangles].max(axis=1)
         travel = np.linalg.norm(b - a, axis=1)[self.triangles].max(axis=1)
@@ -283,22 +286,40 @@ class MeshCollider:
         if pairs is None or pairs.reach != reach:
             pairs = self._pairs = Candidates(self.triangles, reach)
         ids = self._all_ids(len(pos)) if movable is None else np.flatnonzero(movable)
-        before = pairs.queries
-        pairs.refresh(pos, prev, ids, lambda chosen: self._query(pos, prev, chosen, reach))
-        if pairs.queries != before:
+        queries = pairs.queries
+        here = self._drifted(pos, self._t1)
+        start = None if prev is None else self._drifted(prev, self._t0)
+        pairs.refresh(
+            here, start, ids, lambda chosen: self._query(pos, here, start, chosen, reach)
+        )
+        if pairs.queries != queries:
             self.rebuilds += 1
         return pairs if pairs.count else None
 
+    def _drifted(self, rows: np.ndarray, t: float) -> np.ndarray:
+        """Points ``(N, 3)`` float32 in the frame moving with the surface's mean, at ``t``."""
+        out = np.array(rows[:, :3], dtype=np.float32)
+        if self.moving:
+            out -= (self._drift * t).astype(np.float32)
+        return out
+
     def _query(
-        self, pos: np.ndarray, prev: np.ndarray | None, chosen: np.ndarray, reach: float
+        self,
+        pos: np.ndarray,
+        here: np.ndarray,
+        before: np.ndarray | None,
+        chosen: np.ndarray,
+        reach: float,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pairs of the ``chosen`` points and the slack of each (see the module).
 
         A point keeps the triangles it may reach or cross, or that may become its nearest,
         while it moves by at most its slack and the triangles by their travel this frame:
         distance now within ``min(front reach, nearest + 2 slack) + slack + travel`` (the
-        reach behind a one-sided surface is ``inner``). Points in contact get the small
-        slack (fewer pairs, found again sooner), the others the large one. The path of this
+        reach behind a one-sided surface is ``inner``); motion is counted in the frame moving
+        with the surface's mean (``here``, ``before``). A point's slack is half its gap to
+        the reach, between the small one (in contact: fewer pairs, found again sooner) and
+        the large one. The path of this
         substep (from ``prev``) counts too: the grid is asked at points along it, and the
         distance now is lowered by the path's length, so a point that crossed a triangle
         this substep keeps it.
@@ -308,8 +329,8 @@ class MeshCollider:
         if self._grid is None or self._grid_grow != grow:
             self._grid = BoxGrid(self._box_lo - grow, self._box_hi + grow)
             self._grid_grow = grow
-        path = _path_lengths(pos, prev, chosen)
-        point, tri = _query_along(self._grid, pos, prev, chosen, path, grow)
+        path = _path_lengths(here, before, chosen)  # all in the drifting frame
+        point, tri = _query_along(self._grid, here, before, chosen, path, grow)
         slack = np.full(chosen.size, large, dtype=np.float32)
         if not point.size:
             return chosen[point], tri, slack
@@ -324,8 +345,8 @@ class MeshCollider:
         travel = self._travel[tri]
         nearest = np.full(chosen.size, np.inf, dtype=np.float32)
         np.minimum.at(nearest, point, dist - travel)
-        near = nearest <= reach + large
-        slack[near] = small
+        # half the gap to the reach: a point nearing the surface meets it before moving more
+        np.clip(0.5 * (nearest - reach), small, large, out=slack)
         s = slack[point]
         bound = np.minimum(in_reach, nearest[point] + 2.0 * s + travel.max(initial=0.0))
         keep = dist - path[point] <= bound + s + travel
