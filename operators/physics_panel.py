@@ -59,7 +59,11 @@ class XOF_PT_physics(bpy.types.Panel):
         col.prop(props, "drag")
         col.prop(props, "gravity")
         col.prop(props, "wind")
+        col.prop(props, "wind_model")
+        col.prop(props, "time_scale")
         col.prop(props, "substeps")
+        if props.solver == "CLASSIC":
+            col.prop(props, "max_substeps")
         if props.sim_type == "SOFT":
             col.prop(props, "shape_stiffness")
         col.separator()

@@ -157,9 +157,43 @@ class XOF_PG_physics(bpy.types.PropertyGroup):
     )
     wind: FloatVectorProperty(  # type: ignore[valid-type]
         name="Wind",
-        description="Force on every free point (N)",
+        description="Wind force (N): on every free point, or per face with the Face model",
         size=3,
         default=(0.0, 0.0, 0.0),
+        update=_changed,
+    )
+    wind_model: EnumProperty(  # type: ignore[valid-type]
+        name="Wind Model",
+        items=[
+            ("UNIFORM", "Uniform", "The same wind force on every free point"),
+            (
+                "FACE",
+                "Face",
+                "The book's model: each face pushed along its normal by the wind's part "
+                "across it, so the cloth turns and flutters",
+            ),
+        ],
+        default="UNIFORM",
+        update=_changed,
+    )
+    time_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Speed Multiplier",
+        description="Simulated time per frame, as a multiple of the frame's time",
+        default=1.0,
+        min=0.001,
+        soft_min=0.1,
+        soft_max=10.0,
+        update=_changed,
+    )
+    max_substeps: IntProperty(  # type: ignore[valid-type]
+        name="Max Substeps",
+        description=(
+            "Classic solver: the most substeps its stability limit may use; stiffer springs "
+            "are softened (with a warning)"
+        ),
+        default=400,
+        min=1,
+        max=10000,
         update=_changed,
     )
     drag: FloatProperty(  # type: ignore[valid-type]

@@ -11,7 +11,14 @@ The same setting means the same physics in both solvers:
   only (XPBD relies on ``damping`` and ``drag``).
 - ``damping``: per-point damping force ``-damping * v`` (N s/m), scaled by the painted
   damping scale.
-- ``wind``: a force (N) added to every free point, as in the book.
+- ``wind``: with ``wind_model`` ``"UNIFORM"`` a force (N) added to every free point; with
+  ``"FACE"`` the book's per-face push ``n * dot(n, wind)`` (``n`` the face's unit normal, so
+  a face edge-on to the wind feels nothing and the cloth flutters), shared equally among
+  the face's corners (``wind.py``).
+- ``time_scale``: the speed multiplier (Blender Cloth's Speed): each frame advances the
+  simulation by ``time_scale / fps`` seconds.
+- ``max_substeps``: classic only: the explicit stability bound (``stability.py``) raises the
+  substeps up to this many; stiffer springs than that allows are softened, with a warning.
 - ``drag``: air drag as an acceleration ``-drag * v`` (1/s), independent of mass.
 - ``shape_stiffness``: soft body only, the fraction of the way back to the rest shape per
   frame, 0..1 (the book's Revert); substep-independent.
@@ -32,6 +39,14 @@ import numpy as np
 
 Kind = Literal["CLOTH", "SOFT"]
 Solver = Literal["XPBD", "CLASSIC"]
+WindModel = Literal["UNIFORM", "FACE"]
+WIND_MODELS = ("UNIFORM", "FACE")
+# The book's cloth constants (spring and damper per spring, gravity in its Y-up world turned
+# to Z up); its meshes use the D3D unit as the metre and mass 1 per point.
+BOOK_STIFFNESS = 8.0
+BOOK_SPRING_DAMPING = 0.5
+BOOK_GRAVITY = (0.0, 0.0, -9.8)
+MAX_SUBSTEPS = 10_000
 
 
 def _vec(x: float, y: float, z: float) -> np.ndarray:
@@ -49,6 +64,9 @@ class SimSettings:
     damping: float = 0.0
     gravity: np.ndarray = field(default_factory=lambda: _vec(0.0, 0.0, -9.81))
     wind: np.ndarray = field(default_factory=lambda: _vec(0.0, 0.0, 0.0))
+    wind_model: WindModel = "UNIFORM"
+    time_scale: float = 1.0
+    max_substeps: int = 400
     drag: float = 0.5
     substeps: int = 12
     shape_stiffness: float = 0.5
@@ -75,6 +93,25 @@ class SimSettings:
         base = cls(kind="SOFT", substeps=3, tethers=False, shape_stiffness=0.5, drag=3.0)
         return replace(base, **changes)  # type: ignore[arg-type]
 
+    @classmethod
+    def book(cls, **changes: object) -> SimSettings:
+        """The book's model: classic solver, its spring constants and gravity, no air drag."""
+        base = cls(
+            solver="CLASSIC",
+            stiffness=BOOK_STIFFNESS,
+            shear_stiffness=BOOK_STIFFNESS,
+            bend_stiffness=BOOK_STIFFNESS,
+            spring_damping=BOOK_SPRING_DAMPING,
+            damping=0.0,
+            drag=0.0,
+            gravity=_vec(*BOOK_GRAVITY),
+            wind_model="FACE",
+            substeps=1,
+            tethers=False,
+            stretch_limit_levels=0,
+        )
+        return replace(base, **changes)  # type: ignore[arg-type]
+
     def validated(self) -> tuple[SimSettings, list[str]]:
         """A copy with out-of-range values clamped, and what was changed."""
         notes: list[str] = []
@@ -96,6 +133,12 @@ class SimSettings:
         clamp("fps", 1.0e-3, 1.0e4, 24.0)
         clamp("max_speed", 1.0e-6, 1.0e12, 1.0e3)
         clamp("max_stretch", 1.0, 1.0e12, 10.0)
+        clamp("time_scale", 1.0e-3, 1.0e3, 1.0)
+        if not 1 <= int(out.max_substeps) <= MAX_SUBSTEPS:
+            fixed = min(max(int(out.max_substeps), 1), MAX_SUBSTEPS)
+            notes.append(f"setting max_substeps={out.max_substeps} out of range, using {fixed}")
+            out.max_substeps = fixed
+        out.max_substeps = int(out.max_substeps)
         if int(out.substeps) < 1:
             notes.append(f"setting substeps={out.substeps} out of range, using 1")
             out.substeps = 1
@@ -111,6 +154,9 @@ class SimSettings:
         if out.kind not in ("CLOTH", "SOFT"):
             notes.append(f"unknown kind {out.kind!r}, using CLOTH")
             out.kind = "CLOTH"
+        if out.wind_model not in WIND_MODELS:
+            notes.append(f"unknown wind model {out.wind_model!r}, using UNIFORM")
+            out.wind_model = "UNIFORM"
         if out.solver not in ("XPBD", "CLASSIC"):
             notes.append(f"unknown solver {out.solver!r}, using XPBD")
             out.solver = "XPBD"

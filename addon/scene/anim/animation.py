@@ -16,7 +16,7 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
-from ..rig.rig_math import decompose, make_continuous
+from ..rig.rig_math import decompose, inverse4, make_continuous
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
 from .key_sampling import (
@@ -56,7 +56,7 @@ class AnimationTargets:
 def to_file_matrix(conversion: SpaceConversion, m: np.ndarray) -> np.ndarray:
     """Inverse of :func:`.skeleton.convert_matrices` for one matrix."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return np.asarray((np.linalg.inv(c) @ m @ c).T)
+    return np.asarray((inverse4(c) @ m @ c).T)
 
 
 def targets_from_armature(
@@ -83,7 +83,7 @@ def targets_from_armature(
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
         rest_local = file_locals.get(bone.name)
         if rest_local is None:
-            rest_local = to_file_matrix(conversion, np.linalg.inv(parent_bind) @ bind)
+            rest_local = to_file_matrix(conversion, inverse4(parent_bind) @ bind)
         out.bones[bone.name] = BoneTarget(
             bone.name, read_matrix(bone.matrix_local), bind, parent_bind, rest_local
         )
@@ -109,7 +109,7 @@ def apply_scene_timing(
 def _sides(conversion: SpaceConversion, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``(..., 2, 4, 4)``: file row local ``M`` -> keyed basis ``left @ C @ M.T @ C^-1 @ right``."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return np.stack([left @ c, np.linalg.inv(c) @ right], axis=-3)
+    return np.stack([left @ c, inverse4(c) @ right], axis=-3)
 
 
 def bone_sides(conversion: SpaceConversion, bones: list[BoneTarget]) -> dict[str, np.ndarray]:

@@ -16,9 +16,11 @@ import numpy as np
 
 from ...sim.affine import affine_inverse, transform_points
 from ...sim.colliders import Collider
+from ...sim.mesh_collider import MeshCollider
 from ...sim.model import ClothModel
 from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
+from ...sim.xpbd_build import BUILD_STAGES
 from . import override as cloth_override
 from .cache import FrameCache
 from .colliders import SurfaceColliders
@@ -38,6 +40,9 @@ def settings_from_props(props: Any, fps: float) -> SimSettings:
         damping=props.damping,
         gravity=np.array(props.gravity, dtype=np.float64),
         wind=np.array(props.wind, dtype=np.float64),
+        wind_model=getattr(props, "wind_model", "UNIFORM"),
+        time_scale=getattr(props, "time_scale", 1.0),
+        max_substeps=getattr(props, "max_substeps", 400),
         drag=props.drag,
         substeps=props.substeps,
         shape_stiffness=props.shape_stiffness,
@@ -56,6 +61,24 @@ def mesh_triangles(mesh: Any) -> np.ndarray:
     tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
     mesh.loop_triangles.foreach_get("vertices", tris)
     return tris.reshape(-1, 3).astype(np.int64)
+
+
+PROGRESS_FROM_VERTICES = 50_000  # cloths this big show progress while they are built
+
+
+def inputs_key(props: Any) -> tuple[object, ...]:
+    """The settings that change what is read off the mesh (springs, pins); the others only
+    reach the solver."""
+    return (props.springs_source, props.use_shear, props.use_bend, props.mass_group)
+
+
+def build_progress(obj: Any) -> Any:
+    """A progress bar (a console line headless) for building a big cloth, else None."""
+    if len(obj.data.vertices) < PROGRESS_FROM_VERTICES:
+        return None
+    from ..imp.progress import Progress  # the bpy side only: imported when needed
+
+    return Progress(1 + BUILD_STAGES, title=f"xof: building cloth {obj.name}")
 
 
 def scene_fps(scene: Any) -> float:
@@ -91,6 +114,10 @@ class ClothRuntime:
         props = obj.xof_physics
         self.playback = playback
         self.revision = int(props.settings_revision)
+        self.inputs_key = inputs_key(props)
+        progress = build_progress(obj)
+        if progress is not None:
+            progress.step("reading the mesh")
         inputs = read_cloth_inputs(
             obj,
             springs_source=props.springs_source,
@@ -107,6 +134,8 @@ class ClothRuntime:
             inputs.kinds,
             inputs.stiffness_scale,
             inputs.damping_scale,
+            face_sizes=inputs.face_sizes,
+            face_corners=inputs.face_corners,
         )
         self.pinned = np.asarray(self.model.pinned, dtype=bool)
         self.pinned_ids = np.flatnonzero(self.pinned)
@@ -114,9 +143,16 @@ class ClothRuntime:
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
         triangles = mesh_triangles(obj.data) if self.settings.self_collision else None
-        self.simulator = Simulator(self.model, self.settings, triangles=triangles)
+        try:
+            report = progress.step if progress is not None else None
+            self.simulator = Simulator(self.model, self.settings, report, triangles)
+        finally:
+            if progress is not None:
+                progress.end()
         self.surfaces = SurfaceColliders()  # collider surfaces and their previous poses
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
+        self.solver_notes = list(self.simulator.solver.notes)  # e.g. classic springs softened
+        self.warnings += self.solver_notes
         if self.vertex_count and self.pinned.all():
             self.warnings.append(
                 f"every point has mass 0 in '{props.mass_group}' (pinned): nothing moves"
@@ -125,6 +161,18 @@ class ClothRuntime:
         self.deformed = False  # the modifiers move points: pins and goals from the evaluation
         self.render = False  # this frame is for a render (modifier visibility)
         self.free_shown = False  # the override's free-point mask is on the mesh
+
+    def update_settings(self, obj: Any, scene: Any) -> None:
+        """New solver settings on the same mesh inputs: the model and, when only values
+        changed, the solver's build are kept (``Simulator.update_settings``)."""
+        props = obj.xof_physics
+        self.revision = int(props.settings_revision)
+        self.settings = settings_from_props(props, scene_fps(scene))
+        self.simulator.update_settings(self.settings)
+        notes = list(self.simulator.solver.notes)
+        self.warnings += notes
+        kept = [n for n in self.build_notes if n not in self.solver_notes]
+        self.build_notes, self.solver_notes = kept + notes, notes
 
     @property
     def vertex_count(self) -> int:
@@ -190,6 +238,11 @@ class ClothRuntime:
             colliders=inputs.colliders,
             shape_targets=inputs.shape_targets,
         )
+        return self.accept(obj, inputs, world, count)
+
+    def accept(self, obj: Any, inputs: FrameInputs, world: np.ndarray, count: int) -> np.ndarray:
+        """The object-space result ``(N, 3)`` of a step that gave ``world``; reports the
+        solver's warnings newer than the first ``count``."""
         if len(self.simulator.warnings) > count:
             fresh = self.simulator.warnings[count:]
             self.warnings.extend(fresh)
@@ -203,8 +256,11 @@ def world_matrix(obj: Any, depsgraph: Any) -> np.ndarray:
     return np.array(src.matrix_world, dtype=np.float64)
 
 
-def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
-    """Everything the solver reads from the scene for the frame being stepped."""
+def gather_inputs(
+    obj: Any, rt: ClothRuntime, depsgraph: Any, colliders: Sequence[Collider] | None = None
+) -> FrameInputs:
+    """Everything the solver reads from the scene for the frame being stepped
+    (``colliders``: already read for this object this frame)."""
     matrix = world_matrix(obj, depsgraph)
     deformed = rt.evaluated_local(obj, depsgraph)
     local = rt.rest_local if deformed is None else deformed
@@ -214,7 +270,11 @@ def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
-    colliders = rt.surfaces.colliders(obj.xof_physics.collider_collection, depsgraph, exclude=obj)
+    if colliders is None or any(isinstance(c, MeshCollider) for c in colliders):
+        # surfaces need their previous pose: this object's own, kept frame to frame
+        colliders = rt.surfaces.colliders(
+            obj.xof_physics.collider_collection, depsgraph, exclude=obj
+        )
     return FrameInputs(
         matrix=matrix,
         relative=matrix @ affine_inverse(rt.build_matrix),

@@ -22,6 +22,7 @@ from ...xfile.writer import write_file
 from ..cloth import override as cloth_override
 from ..imp.progress import Progress
 from ..rig.armature import read_matrix
+from ..rig.rig_math import inverse4
 from .animation_export import (
     FINE_TICKS,
     action_slots,
@@ -97,7 +98,7 @@ def _parent_world(obj: bpy.types.Object, parent: bpy.types.Object | None) -> np.
 def _local(obj: bpy.types.Object, st: _State) -> np.ndarray:
     parent = _exported_parent(obj, st)
     world = read_matrix(obj.matrix_world)
-    return st.space.matrix(np.linalg.inv(_parent_world(obj, parent)) @ world)
+    return st.space.matrix(inverse4(_parent_world(obj, parent)) @ world)
 
 
 def _baked(obj: bpy.types.Object, st: _State) -> bool:

@@ -15,6 +15,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
+from .rig_math import inverse4
 from .skeleton import SkeletonPlan
 
 
@@ -116,7 +117,7 @@ def _inverse(m: np.ndarray) -> np.ndarray:
     if not np.isfinite(m).all():
         return np.eye(4)
     try:
-        return np.linalg.inv(m)
+        return inverse4(m)
     except np.linalg.LinAlgError:
         return np.linalg.pinv(m)
 

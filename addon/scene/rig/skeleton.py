@@ -21,7 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from ...xfile.views.model import FrameData, MeshData, SceneData
-from .rig_math import closest_rotation
+from .rig_math import closest_rotation, inverse4
 from .stretch import mesh_stretch
 
 
@@ -35,7 +35,7 @@ class SpaceConversion(Protocol):
 def convert_matrices(conversion: SpaceConversion, m: np.ndarray) -> np.ndarray:
     """File row-vector matrices (..., 4, 4) -> Blender ``C @ M.T @ C^-1``, batched."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return c @ np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2) @ np.linalg.inv(c)
+    return c @ np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2) @ inverse4(c)
 
 
 @dataclass(eq=False)
@@ -259,7 +259,7 @@ def plan_skeleton(
         parent = plan.bone_of_frame.get(nodes[i].parent, -1)
         if i in offsets:
             off, m = offsets[i]
-            bind = stretches[m] @ np.linalg.inv(convert_matrices(conversion, off))
+            bind = stretches[m] @ inverse4(convert_matrices(conversion, off))
         else:
             parent_bind = np.eye(4) if parent < 0 else plan.bones[parent].bind
             bind = parent_bind @ locals_b[k]
