@@ -21,9 +21,20 @@ Settings (``settings.py``): ``SimSettings`` (see its docstring for units);
 
 Colliders (``colliders.py``): ``Sphere(center, radius, friction=None)``,
 ``Plane(point, normal, friction=None)``; ``friction=None`` uses the settings' friction.
+``MeshCollider(vertices (V, 3), triangles (T, 3), previous=None, outer=0.02, inner=0.0,
+friction=None)`` (``mesh_collider.py``): a triangle surface in world space, moving from
+``previous`` to ``vertices`` over the coming frame (``move_to(vertices)`` next frame: the
+current pose becomes the previous one); points are kept ``outer + collision_margin`` in
+front of it, one-sided when ``inner > 0`` (the front is where counter-clockwise faces
+point; points up to ``inner`` behind are pushed out), else two-sided (each point stays on
+its side); a swept test catches points the moving surface passed within a substep.
+Self-collision (``self_collision.py``): ``SimSettings(self_collision=True,
+self_distance=0.015)`` with the cloth's triangles given as ``Simulator(model, settings,
+triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``World``).
 
-Simulator (``simulator.py``): ``Simulator(model, settings, report=None)`` (``report(stage)``
-is told each build stage, for a progress bar)
+Simulator (``simulator.py``): ``Simulator(model, settings, report=None, triangles=None)``
+(``report(stage)`` is told each build stage, for a progress bar; ``triangles`` ``(T, 3)``:
+the cloth's own, for self-collision)
     ``reset(positions=None)``: back to ``positions`` (default rest) with zero velocity;
     ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=(),
     shape_targets=None)`` -> positions
@@ -67,6 +78,7 @@ getting exactly what stepping it alone gives. ``update_settings(i, settings)``.
 """
 
 from .colliders import Plane, Sphere
+from .mesh_collider import MeshCollider
 from .model import ClothModel, SpringKind
 from .settings import SimSettings
 from .simulator import Simulator
@@ -75,6 +87,7 @@ from .world import ObjectFrame, World
 
 __all__ = [
     "ClothModel",
+    "MeshCollider",
     "ObjectFrame",
     "Plane",
     "SimSettings",

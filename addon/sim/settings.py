@@ -26,6 +26,8 @@ The same setting means the same physics in both solvers:
   tangential slip per substep is limited to ``friction`` x its push-out depth; classic: the
   fraction of tangential velocity removed at a contact. ``collision_margin`` (metres) is
   kept between a point and a surface.
+- ``self_collision``: XPBD cloth keeps ``self_distance`` (metres) between its points and its
+  own triangles (needs the cloth's triangles, see ``Simulator``).
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class SimSettings:
     # counted for a cloth 100 springs across: one more per doubling (solver_xpbd.py)
     max_speed: float = 1.0e3  # m/s; a free point faster than this counts as an explosion
     max_stretch: float = 10.0  # a structural spring longer than this x rest = explosion
+    self_collision: bool = False
+    self_distance: float = 0.015
 
     @classmethod
     def cloth(cls, **changes: object) -> SimSettings:
@@ -122,7 +126,7 @@ class SimSettings:
 
         for name in ("stiffness", "shear_stiffness", "bend_stiffness"):
             clamp(name, 0.0, 1.0e12, 0.0)
-        for name in ("spring_damping", "damping", "drag", "collision_margin"):
+        for name in ("spring_damping", "damping", "drag", "collision_margin", "self_distance"):
             clamp(name, 0.0, 1.0e9, 0.0)
         clamp("shape_stiffness", 0.0, 1.0, 0.0)
         clamp("friction", 0.0, 1.0, 0.0)

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .colliders import Collider
+from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
 from .model import ClothModel
 from .rigid_carry import best_rigid_transform, carry, jump_too_far
+from .self_collision import self_collision_for
 from .settings import SimSettings
 from .soft_body import pull_toward, substep_fraction, transformed
 from .solver_classic import ClassicSolver
@@ -71,11 +72,15 @@ class Simulator:
         model: ClothModel,
         settings: SimSettings | None = None,
         report: Report | None = None,
+        triangles: np.ndarray | None = None,
     ) -> None:
-        """``report`` (optional, e.g. a progress bar's step) is told each build stage."""
+        """``report`` (optional, e.g. a progress bar's step) is told each build stage;
+        ``triangles`` ``(T, 3)``: the cloth's own, for self-collision."""
         self.model = model
         self.settings, notes = (settings or SimSettings()).validated()
         self.warnings: list[str] = list(model.warnings) + notes
+        self._triangles = triangles
+        self._self_hits = self_collision_for(model, self.settings, triangles, self.warnings)
         self.solver: XpbdSolver | ClassicSolver = make_solver(model, self.settings, report)
         self.warnings += self.solver.notes
         self.dtype = self.solver.dtype
@@ -101,6 +106,12 @@ class Simulator:
         self.warnings += self.solver.notes
         if (new.max_speed, new.max_stretch) != (old.max_speed, old.max_stretch):
             self.guard = ExplosionGuard(self.model, new.max_speed, new.max_stretch)
+        if (new.self_collision, new.self_distance, new.solver) != (
+            old.self_collision,
+            old.self_distance,
+            old.solver,
+        ):
+            self._self_hits = self_collision_for(self.model, new, self._triangles, self.warnings)
         self.settings = new
 
     # state -----------------------------------------------------------------------------
@@ -147,9 +158,10 @@ class Simulator:
         plan = self.begin_frame(frame_dt, pinned_targets, object_matrix, shape_targets)
         if plan is None:
             return self.positions()
-        hits = tuple(colliders)
+        hits = self._self_hits + tuple(colliders)
         with np.errstate(all="ignore"):
             for k in range(1, plan.substeps + 1):
+                begin_substep(hits, (k - 1) / plan.substeps, k / plan.substeps)
                 pins = plan.pins_at(k, self.dtype)
                 self.solver.substep(self.pos, self.vel, plan.sub_dt, pins, hits, k - 1)
                 self.pull_to_shape(plan)

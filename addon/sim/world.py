@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .colliders import Collider
+from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
 from .settings import SimSettings
 from .simulator import FramePlan, Simulator
@@ -90,8 +90,10 @@ class _Batch:
         start, end = self._pin_path(ready)
         substeps, sub_dt = ready[0].substeps, ready[0].sub_dt
         pulls = [(sim, p) for sim, p in zip(self.sims, ready, strict=True) if p.revert is not None]
+        moving = tuple({id(c): c for f in frames for c in f.colliders}.values())
         with np.errstate(all="ignore"):
             for k in range(1, substeps + 1):
+                begin_substep(moving, (k - 1) / substeps, k / substeps)
                 pins = None
                 if start is not None and end is not None:
                     pins = (start + (end - start) * (k / substeps)).astype(np.float32)
@@ -145,7 +147,7 @@ class World:
         self._alone = []
         for i, sim in enumerate(self.sims):
             s = sim.settings
-            if isinstance(sim.solver, XpbdSolver):
+            if isinstance(sim.solver, XpbdSolver) and not sim._self_hits:  # self: alone
                 key = (s.substeps, s.fps, s.time_scale, s.max_speed)
                 groups.setdefault(key, []).append(i)
             else:

@@ -16,13 +16,14 @@ import numpy as np
 
 from ...sim.affine import affine_inverse, transform_points
 from ...sim.colliders import Collider
+from ...sim.mesh_collider import MeshCollider
 from ...sim.model import ClothModel
 from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
 from ...sim.xpbd_build import BUILD_STAGES
 from . import override as cloth_override
 from .cache import FrameCache
-from .colliders import colliders_from_collection
+from .colliders import SurfaceColliders
 from .data import read_cloth_inputs
 from .playback import Playback
 
@@ -49,7 +50,17 @@ def settings_from_props(props: Any, fps: float) -> SimSettings:
         collision_margin=props.collision_margin,
         fps=fps,
         tethers=props.sim_type == "CLOTH",
+        self_collision=bool(props.self_collision) and props.sim_type == "CLOTH",
+        self_distance=props.self_distance,
     ).validated()[0]
+
+
+def mesh_triangles(mesh: Any) -> np.ndarray:
+    """The mesh's triangles ``(T, 3)`` int64 (its faces split as Blender draws them)."""
+    mesh.calc_loop_triangles()
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return tris.reshape(-1, 3).astype(np.int64)
 
 
 PROGRESS_FROM_VERTICES = 50_000  # cloths this big show progress while they are built
@@ -131,12 +142,14 @@ class ClothRuntime:
         self.free = ~self.pinned
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
+        triangles = mesh_triangles(obj.data) if self.settings.self_collision else None
         try:
             report = progress.step if progress is not None else None
-            self.simulator = Simulator(self.model, self.settings, report)
+            self.simulator = Simulator(self.model, self.settings, report, triangles)
         finally:
             if progress is not None:
                 progress.end()
+        self.surfaces = SurfaceColliders()  # collider surfaces and their previous poses
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
         self.solver_notes = list(self.simulator.solver.notes)  # e.g. classic springs softened
         self.warnings += self.solver_notes
@@ -196,6 +209,8 @@ class ClothRuntime:
         """Reset the solver at the start frame: the rest shape, or on a deformed mesh the
         shape its modifiers give it now. Returns the object-space shape and the matrix."""
         matrix = world_matrix(obj, depsgraph)
+        self.surfaces.reset()  # the colliders start at rest: their pose now is the previous
+        self.surfaces.colliders(obj.xof_physics.collider_collection, depsgraph, exclude=obj)
         deformed = self.evaluated_local(obj, depsgraph)
         if deformed is None:
             local = self.rest_local
@@ -206,6 +221,12 @@ class ClothRuntime:
             start = transform_points(matrix, deformed, np.float64)
         self.simulator.reset(start)
         return local, matrix
+
+    def resume(self, positions: np.ndarray, velocities: np.ndarray) -> None:
+        """Continue from a cached frame's state; the colliders' pose at that frame is not
+        known, so the next frame starts them still."""
+        self.simulator.set_state(positions, velocities)
+        self.surfaces.reset()
 
     def advance(self, obj: Any, inputs: FrameInputs) -> np.ndarray:
         """Simulate one frame; the object-space result ``(N, 3)`` float32."""
@@ -249,8 +270,9 @@ def gather_inputs(
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
-    if colliders is None:
-        colliders = colliders_from_collection(
+    if colliders is None or any(isinstance(c, MeshCollider) for c in colliders):
+        # surfaces need their previous pose: this object's own, kept frame to frame
+        colliders = rt.surfaces.colliders(
             obj.xof_physics.collider_collection, depsgraph, exclude=obj
         )
     return FrameInputs(

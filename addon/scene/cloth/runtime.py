@@ -329,7 +329,7 @@ def prepare_object(
     elif plan.action == "step":
         if plan.load_origin:
             origin = pb.resume(plan.origin)  # type: ignore[arg-type]
-            rt.simulator.set_state(origin.world_positions(), origin.velocities)
+            rt.resume(origin.world_positions(), origin.velocities)
         return Pending(obj, rt, pb, list(plan.frames))
     publish(obj, pb)
     return report
