@@ -83,7 +83,7 @@ class BoxGrid:
         pair_box = self.boxes[first + np.arange(total)]
         keep = np.ones(total, dtype=bool)
         for k in range(3):
-            coord = np.take(p[k], pair_point)
+            coord = np.repeat(p[k][ids], n_in)  # a repeat costs less than a gather
             keep &= coord >= np.take(self.lo[k], pair_box)
             keep &= coord <= np.take(self.hi[k], pair_box)
         return pair_point[keep], pair_box[keep]

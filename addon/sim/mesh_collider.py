@@ -35,6 +35,10 @@ WINDOW = 0.5  # a moving surface's candidates are found again every this much of
 # in contact (fewer candidate triangles), large for the others (found again less often)
 SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
 TINY_DISTANCE = 1e-9
+RIGID_TOLERANCE = 1e-7  # a surface whose corners moved alike within this moved as a whole
+# the grid's spacing, in median grown-box sides: finer cells let fewer boxes past a cell to
+# the exact box test (a point's cell holds the boxes of a patch of cell + box side)
+GRID_CELL = 0.35
 
 
 def _vertices(value: np.ndarray, name: str) -> np.ndarray:
@@ -78,6 +82,9 @@ class MeshCollider:
         self.rebuilds = 0  # substeps that ran the broad phase (for tests and benchmarks)
         self._ids = np.zeros(0, dtype=np.int64)
         self._t0 = self._t1 = 1.0
+        self._pairs: Candidates | None = None
+        self._cur = np.zeros((0, 3))
+        self._drift = self._offset = np.zeros(3)
         self.set_pose(current if previous is None else previous, current)
 
     # poses -------------------------------------------------------------------------------
@@ -88,12 +95,26 @@ class MeshCollider:
         cur = _vertices(current, "collider vertices")
         if prev.shape != cur.shape:
             raise ValueError(f"collider poses differ in shape: {prev.shape} vs {cur.shape}")
+        # the surface held its shape since the last pose (still, or moved as a whole):
+        # in the frame moving with its mean the triangles stand still, so the candidates
+        # found so far hold on (the offset keeps that frame continuous across poses)
+        drift = (cur - prev).mean(axis=0) if len(cur) else np.zeros(3)
+        held = (
+            self._pairs is not None
+            and self._cur.shape == prev.shape
+            and np.array_equal(prev, self._cur)
+            and float(np.abs(cur - prev - drift).max(initial=0.0)) <= RIGID_TOLERANCE
+        )
+        self._offset = self._offset + self._drift  # where the last pose left that frame
         self._prev, self._cur = prev, cur
         self.moving = not np.array_equal(prev, cur)
-        self._drift = (cur - prev).mean(axis=0) if len(cur) else np.zeros(3)
-        self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
-        if not self.moving:
-            self._open_window(0.0, 1.0)
+        self._drift = drift
+        if held:
+            self._window = (0.0, 1.0)
+        else:
+            self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
+            if not self.moving:
+                self._open_window(0.0, 1.0)
         self._static = self._end = self._pose(1.0)
         self.begin_substep(1.0, 1.0)
 
@@ -104,13 +125,13 @@ class MeshCollider:
         self._window = (start, end)
         # in the frame moving with the surface's mean (``drift``): distances are the same,
         # and a body walking by moves its triangles (and the cloth on it) far less there
-        a = self._prev + (self._cur - self._prev) * start - self._drift * start
-        b = self._prev + (self._cur - self._prev) * end - self._drift * end
+        a = self._prev + (self._cur - self._prev) * start - self._shift(start)
+        b = self._prev + (self._cur - self._prev) * end - self._shift(end)
         self._box_lo = np.minimum(a, b)[self.triangles].min(axis=1)  # (T, 3)
         self._box_hi = np.maximum(a, b)[self.triangles].max(axis=1)
         travel = np.linalg.norm(b - a, axis=1)[self.triangles].max(axis=1)
         self._travel = travel.astype(np.float32)  # (T,) the farthest a corner moves in it
-        self._pairs: Candidates | None = None
+        self._pairs = None
         self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
         self._grid_grow = 0.0
 
@@ -299,9 +320,12 @@ class MeshCollider:
     def _drifted(self, rows: np.ndarray, t: float) -> np.ndarray:
         """Points ``(N, 3)`` float32 in the frame moving with the surface's mean, at ``t``."""
         out = np.array(rows[:, :3], dtype=np.float32)
-        if self.moving:
-            out -= (self._drift * t).astype(np.float32)
+        out -= self._shift(t).astype(np.float32)
         return out
+
+    def _shift(self, t: float) -> np.ndarray:
+        """Where the frame moving with the surface's mean is at ``t``, ``(3,)``."""
+        return self._offset + self._drift * t
 
     def _query(
         self,
@@ -327,7 +351,9 @@ class MeshCollider:
         small, large = SLACK_CONTACT * reach, SLACK_FREE * reach
         grow = max(reach, self.inner) + large
         if self._grid is None or self._grid_grow != grow:
-            self._grid = BoxGrid(self._box_lo - grow, self._box_hi + grow)
+            lo, hi = self._box_lo - grow, self._box_hi + grow
+            cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
+            self._grid = BoxGrid(lo, hi, cell=cell)
             self._grid_grow = grow
         path = _path_lengths(here, before, chosen)  # all in the drifting frame
         point, tri = _query_along(self._grid, here, before, chosen, path, grow)
