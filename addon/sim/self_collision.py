@@ -70,11 +70,13 @@ class SelfCollision:
 
     def _near_at_rest(self, rest: np.ndarray) -> np.ndarray:
         """Sorted keys ``point * T + triangle`` of pairs within ``EXCLUDED_AT_REST``
-        distances at rest."""
+        distances at rest, and of each triangle with its own corners."""
         d = self.distance * EXCLUDED_AT_REST
         point, tri, dist = self._pairs_within(rest, d, exclude=False)
         keys = point[dist < d] * len(self.triangles) + tri[dist < d]
-        return np.unique(keys)
+        # a triangle's own corners too: one lookup then drops both kinds
+        own = self.triangles * len(self.triangles) + np.arange(len(self.triangles))[:, None]
+        return np.unique(np.concatenate([keys, own.reshape(-1)]))
 
     def _pairs_within(
         self, positions: np.ndarray, grow: float, exclude: bool = True
@@ -85,9 +87,10 @@ class SelfCollision:
         lo = corners.min(axis=1) - grow
         hi = corners.max(axis=1) + grow
         point, tri = box_pairs(positions, lo, hi)
-        own = (self.triangles[tri] == point[:, None]).any(axis=1)
-        point, tri = point[~own], tri[~own]
-        if exclude and self._excluded.size and point.size:
+        if not exclude or not self._excluded.size:
+            own = (self.triangles[tri] == point[:, None]).any(axis=1)
+            point, tri = point[~own], tri[~own]
+        elif point.size:  # the excluded keys hold the own pairs
             keys = point * len(self.triangles) + tri
             at = np.searchsorted(self._excluded, keys).clip(max=self._excluded.size - 1)
             fresh = self._excluded[at] != keys

@@ -109,3 +109,17 @@ def test_self_collision_setting_needs_triangles_and_the_xpbd_solver() -> None:
     assert any("needs the cloth's triangles" in w for w in sim.warnings)
     sim = Simulator(model, SimSettings.cloth(self_collision=True, solver="CLASSIC"), triangles)
     assert any("needs the XPBD solver" in w for w in sim.warnings)
+
+
+def test_a_point_is_never_paired_with_its_own_triangle() -> None:
+    # a 3 x 3 sheet far apart at rest, then every point crumpled into a 1 mm ball: the pairs
+    # found are exactly the point-triangle pairs without a shared vertex (the own pairs
+    # dropped through the excluded keys, nothing else excluded)
+    rest = np.stack(np.meshgrid(np.arange(3.0), np.arange(3.0), [0.0]), -1).reshape(-1, 3)
+    triangles = grid_triangles(3, 3)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    crumpled = np.random.default_rng(3).uniform(0.0, 0.001, rest.shape)
+    point, tri, _ = collision._pairs_within(crumpled, D)
+    found = set(zip(point.tolist(), tri.tolist(), strict=True))
+    expected = {(p, t) for p in range(9) for t in range(len(triangles)) if p not in triangles[t]}
+    assert found == expected
