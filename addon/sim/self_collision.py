@@ -35,6 +35,9 @@ SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's 
 # pairs closer than this at rest (in distances) are never candidates: the distance plus
 # twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
 EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
+# the broad phase's grid spacing, in median grown-box sides: on a fine cloth a box holds
+# many points, and finer cells let fewer boxes past a point's cell to the exact box test
+GRID_CELL = 0.35
 
 
 class SelfCollision:
@@ -86,7 +89,8 @@ class SelfCollision:
         corners = positions[self.triangles]  # (T, 3, 3)
         lo = corners.min(axis=1) - grow
         hi = corners.max(axis=1) + grow
-        point, tri = box_pairs(positions, lo, hi)
+        cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
+        point, tri = box_pairs(positions, lo, hi, cell)
         if not exclude or not self._excluded.size:
             own = (self.triangles[tri] == point[:, None]).any(axis=1)
             point, tri = point[~own], tri[~own]
@@ -95,6 +99,9 @@ class SelfCollision:
             at = np.searchsorted(self._excluded, keys).clip(max=self._excluded.size - 1)
             fresh = self._excluded[at] != keys
             point, tri = point[fresh], tri[fresh]
+        # in (point, triangle) order whatever the grid's, so contacts sum in a fixed order
+        order = np.argsort(point * len(self.triangles) + tri)
+        point, tri = point[order], tri[order]
         p = np.ascontiguousarray(positions[point].T, dtype=np.float32)
         abc = [
             np.ascontiguousarray(positions[self.triangles[tri, k]].T, np.float32) for k in range(3)
