@@ -83,7 +83,8 @@ def stage(body: object, cape: object) -> None:
     floor.data.from_pydata([(-6, -6, 0), (6, -6, 0), (6, 6, 0), (-6, 6, 0)], [], [(0, 1, 2, 3)])
     ground = bpy.data.materials.new("Ground")
     ground.diffuse_color = (0.42, 0.4, 0.37, 1.0)
-    ground.use_nodes = True
+    if ground.node_tree is None:  # Blender 4.5; 5.0 gives new materials their nodes
+        ground.use_nodes = True
     bsdf = ground.node_tree.nodes.get("Principled BSDF")
     if bsdf is not None:
         bsdf.inputs["Base Color"].default_value = (0.42, 0.4, 0.37, 1.0)
