@@ -23,7 +23,8 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py))
 
-.PHONY: help env env-lts lint format format-check mypy pytest test test-lts demo bench fuzz extension \
+.PHONY: help env env-lts gltf-validator lint format format-check mypy pytest test test-lts demo bench \
+	fuzz extension reference-readers \
 	fuzz-smoke fuzz-atheris fuzz-import \
 	clean distclean
 
@@ -36,6 +37,7 @@ help:
 	@echo "make bench      generate the benchmark inputs and run the benchmarks"
 	@echo "make fuzz       fuzz the reader: 100k mutated files, figures in out/fuzz.json"
 	@echo "                (fuzz-smoke: the short run in make test; fuzz-atheris; fuzz-import)"
+	@echo "make reference-readers  apt-get the readers tests compare with (Assimp, Irrlicht + g++)"
 	@echo "make clean      remove caches and build output; distclean also the environments"
 	@echo "PYTEST_ARGS='-k name -x' narrows a test run."
 
@@ -71,6 +73,25 @@ $(STAMP_LTS): requirements-lts.txt
 env: $(STAMP)
 env-lts: $(STAMP_LTS)
 
+# The Khronos glTF Validator (npm, run with node) checks the batch converter's glTF output in
+# the tests. Best effort: without npm, or offline, those tests skip and say why.
+NODE_TOOLS := .tools/node
+GLTF_VALIDATOR := gltf-validator@2.0.0-dev.3.10
+VALIDATOR_STAMP := $(NODE_TOOLS)/.xof-$(GLTF_VALIDATOR)
+
+$(VALIDATOR_STAMP):
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "note: npm is not installed; the glTF Validator tests will skip"; \
+	else \
+	  echo "installing $(GLTF_VALIDATOR) into $(NODE_TOOLS)"; \
+	  mkdir -p $(NODE_TOOLS); \
+	  if npm install --prefix $(NODE_TOOLS) --no-save --no-audit --no-fund --loglevel=error \
+	      $(GLTF_VALIDATOR) >/dev/null; then touch $@; \
+	  else echo "note: $(GLTF_VALIDATOR) did not install; the glTF Validator tests will skip"; fi; \
+	fi
+
+gltf-validator: $(VALIDATOR_STAMP)
+
 # --- checks ----------------------------------------------------------------------------------
 
 # `ruff format --check` is not part of the gate: `ruff check` already enforces what matters
@@ -102,7 +123,7 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "WARNING: pytest collected no tests"; rc=0; fi; exit $$rc
 endef
 
-pytest: $(STAMP)
+pytest: $(STAMP) gltf-validator
 	$(call run_pytest,$(PY))
 
 # All three run even when one fails, so one run shows every problem; then the verdict.
@@ -112,7 +133,7 @@ test: $(STAMP)
 	if [ -n "$$failed" ]; then echo "make test FAILED in:$$failed" >&2; exit 1; fi; \
 	echo "make test: lint, mypy and pytest passed"
 
-test-lts: $(STAMP_LTS)
+test-lts: $(STAMP_LTS) gltf-validator
 	@$(PY_LTS) -c 'import bpy; print("bpy", bpy.app.version_string)'
 	$(call run_pytest,$(PY_LTS))
 
@@ -151,10 +172,24 @@ fuzz-atheris: $(STAMP)
 fuzz-import: $(STAMP)
 	$(PY) -m tests.fuzz.import_campaign --inputs 5000 --report out/fuzz-import.json
 
+# Optional readers the tests compare our exports with (skipped with a message when missing):
+# Assimp's command line and Irrlicht 1.8's .X loader (headers + library, built with g++).
+# Installs with apt-get (Debian/Ubuntu, as root) what is not there yet.
+REFERENCE_PACKAGES := assimp-utils libirrlicht-dev g++
+reference-readers:
+	@missing=""; \
+	command -v assimp >/dev/null 2>&1 || missing="$$missing assimp-utils"; \
+	[ -f /usr/include/irrlicht/irrlicht.h ] || missing="$$missing libirrlicht-dev"; \
+	command -v g++ >/dev/null 2>&1 || missing="$$missing g++"; \
+	if [ -z "$$missing" ]; then echo "reference readers: installed"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "reference readers missing:$$missing (install them with your package manager)" >&2; exit 1; fi; \
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } >/dev/null
+
 clean:
 	rm -rf build out .mypy_cache .ruff_cache .pytest_cache .hypothesis
 	find . -path ./.git -prune -o -path './.venv*' -prune -o -name __pycache__ -type d -print \
 	  | xargs rm -rf
 
 distclean: clean
-	rm -rf $(VENV) $(VENV_LTS) tests/bench/data
+	rm -rf $(VENV) $(VENV_LTS) .tools tests/bench/data

@@ -49,6 +49,17 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
         ),
         default="txt",
     )
+    compatibility: EnumProperty(  # type: ignore[valid-type]
+        name="Compatibility",
+        items=(
+            ("D3DX9", "D3DX 9", "What D3DX 9 reads: xof 0303, n-gons, every weight, "
+             "the cloth and morph templates declared in the file"),
+            ("LEGACY", "Legacy", "For stricter readers (old game engines): xof 0302, standard "
+             "templates only, no template declarations, triangles, at most 4 weights a "
+             "vertex, ASCII names"),
+        ),
+        default="D3DX9",
+    )  # fmt: skip
     float_bits: EnumProperty(  # type: ignore[valid-type]
         name="Floats", items=(("32", "32-bit", ""), ("64", "64-bit", "")), default="32"
     )
@@ -60,9 +71,18 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
     use_animation: BoolProperty(name="Animation", default=True)  # type: ignore[valid-type]
     use_morphs: BoolProperty(name="Morphs", default=True)  # type: ignore[valid-type]
     use_cloth: BoolProperty(name="Cloth", default=True)  # type: ignore[valid-type]
+    bake_step: IntProperty(  # type: ignore[valid-type]
+        name="Bake Key Step",
+        description="A baked simulation is written as a morph set: one key mesh every N baked "
+        "frames (D3D blends the meshes between keys)",
+        default=1, min=1, max=1000,
+    )  # fmt: skip
     ticks_per_second: IntProperty(  # type: ignore[valid-type]
-        name="Ticks per Second", default=4800, min=1, max=1_000_000
-    )
+        name="Ticks per Second",
+        description="AnimTicksPerSecond; 0: the scene's frame rate when every key is on a "
+        "whole frame (a re-import gets the rate back), else 4800",
+        default=0, min=0, max=1_000_000,
+    )  # fmt: skip
 
     def export_options(self) -> ExportOptions:
         return ExportOptions(
@@ -73,6 +93,7 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
             use_visible=self.use_visible,
             apply_modifiers=self.apply_modifiers,
             format=self.file_format,
+            compatibility=self.compatibility,
             float_bits=int(self.float_bits),
             use_normals=self.use_normals,
             use_uvs=self.use_uvs,
@@ -82,6 +103,7 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
             use_animation=self.use_animation,
             use_morphs=self.use_morphs,
             use_cloth=self.use_cloth,
+            bake_step=self.bake_step,
             ticks_per_second=self.ticks_per_second,
         )
 

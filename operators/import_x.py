@@ -28,6 +28,18 @@ from ..addon.xfile import ENCODING_CHOICES, XFileError
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
+TICK_CHOICES = [
+    ("AUTO", "Auto", "The file's AnimTicksPerSecond; without one 4800 (D3DX's), unless that "
+     "makes the longest set last under a second: then key times are frames at the scene rate"),
+    ("FILE", "From File", "The file's AnimTicksPerSecond; without one 4800 (D3DX's)"),
+    ("CUSTOM", "Custom", "The number given below"),
+]  # fmt: skip
+SET_CHOICES = [
+    ("AUTO", "Together When Disjoint", "Sets that each key their own bones (torso, arms, legs) "
+     "all play, on unmuted NLA tracks; other files as One Action Each"),
+    ("SEPARATE", "One Action Each", "The first set plays; the others wait on muted NLA tracks"),
+]  # fmt: skip
+
 
 @orientation_helper(  # type: ignore[func-returns-value]
     axis_forward=DEFAULTS.transform.axis_forward, axis_up=DEFAULTS.transform.axis_up
@@ -98,6 +110,22 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         default=DEFAULTS.morphs.loop_all,
     )
 
+    morph_targets_as_shape_keys: BoolProperty(  # type: ignore[valid-type]
+        name="Targets as Shape Keys",
+        description=(
+            "In a file without morph sets whose meshes share a vertex count (facial targets), "
+            "make the first mesh the Basis and the others its shape keys"
+        ),
+        default=DEFAULTS.morphs.targets_as_shape_keys,
+    )
+    morph_phoneme_map: StringProperty(  # type: ignore[valid-type]
+        name="Phoneme Targets",
+        description=(
+            "Lip-sync files: the shape key of each of the 38 phonemes (0 silence, 1 AA ... 37 "
+            "ZH), comma-separated; the book's map by default"
+        ),
+        default=DEFAULTS.morphs.phoneme_map,
+    )
     cloth_enable: BoolProperty(  # type: ignore[valid-type]
         name="Simulate Cloth",
         description=(
@@ -140,6 +168,25 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         max=math.pi,
     )
 
+    animation_ticks_per_second: EnumProperty(  # type: ignore[valid-type]
+        name="Ticks per Second",
+        description="How many ticks a second the key times count",
+        items=TICK_CHOICES,
+        default=DEFAULTS.animation.ticks_per_second,
+    )
+    animation_custom_ticks_per_second: FloatProperty(  # type: ignore[valid-type]
+        name="Ticks",
+        description="Ticks per second of the key times (with Ticks per Second: Custom)",
+        default=DEFAULTS.animation.custom_ticks_per_second,
+        min=1e-3,
+        soft_max=100000.0,
+    )
+    animation_sets: EnumProperty(  # type: ignore[valid-type]
+        name="Animation Sets",
+        description="How the file's animation sets play",
+        items=SET_CHOICES,
+        default=DEFAULTS.animation.animation_sets,
+    )
     names_encoding: EnumProperty(  # type: ignore[valid-type]
         name="Names' Encoding",
         description="How the names inside the file are decoded (Auto guesses legacy code pages)",
@@ -177,9 +224,15 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
                 enabled=self.animation_enabled,
                 scene_timing=self.animation_scene_timing,
                 slerp_step=self.animation_slerp_step,
+                ticks_per_second=self.animation_ticks_per_second,
+                custom_ticks_per_second=self.animation_custom_ticks_per_second,
+                animation_sets=self.animation_sets,
             ),
             morphs=MorphImportOptions(
-                keep_targets=self.morph_keep_targets, loop_all=self.morph_loop
+                keep_targets=self.morph_keep_targets,
+                loop_all=self.morph_loop,
+                targets_as_shape_keys=self.morph_targets_as_shape_keys,
+                phoneme_map=self.morph_phoneme_map,
             ),
             cloth=ClothOptions(enable=self.cloth_enable),
         )
@@ -219,6 +272,8 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         select_result(context, result)
         for warning in result.warnings:
             print(f"xof: warning: {warning}")
+        for note in result.notes:
+            print(f"xof: {note}")
         self.report({"WARNING"} if result.warnings else {"INFO"}, result.summary())
         return {"FINISHED"}
 
@@ -253,11 +308,17 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             column.active = self.animation_enabled
             column.prop(self, "animation_scene_timing")
             column.prop(self, "animation_slerp_step")
+            column.prop(self, "animation_ticks_per_second")
+            if self.animation_ticks_per_second == "CUSTOM":
+                column.prop(self, "animation_custom_ticks_per_second")
+            column.prop(self, "animation_sets")
         header, body = layout.panel("XOF_import_morphs", default_closed=True)
         header.label(text="Morphs")
         if body:
             body.prop(self, "morph_keep_targets")
             body.prop(self, "morph_loop")
+            body.prop(self, "morph_targets_as_shape_keys")
+            body.prop(self, "morph_phoneme_map")
         header, body = layout.panel("XOF_import_cloth", default_closed=True)
         header.label(text="Cloth")
         if body:

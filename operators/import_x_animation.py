@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..addon.scene.anim.animation_only import import_animation_file
-from ..addon.scene.imp.options import DEFAULTS, TransformOptions
+from ..addon.scene.imp.options import DEFAULTS, AnimationOptions, TransformOptions
 from ..addon.scene.importer import ImportOptions
 from ..addon.xfile import XFileError
+from .import_x import SET_CHOICES, TICK_CHOICES
 
 
 @orientation_helper(  # type: ignore[func-returns-value]
@@ -30,6 +31,35 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
         default=DEFAULTS.animation.scene_timing,
     )
 
+    ticks_per_second: EnumProperty(  # type: ignore[valid-type]
+        name="Ticks per Second",
+        description="How many ticks a second the key times count",
+        items=TICK_CHOICES,
+        default=DEFAULTS.animation.ticks_per_second,
+    )
+    custom_ticks_per_second: FloatProperty(  # type: ignore[valid-type]
+        name="Ticks",
+        description="Ticks per second of the key times (with Ticks per Second: Custom)",
+        default=DEFAULTS.animation.custom_ticks_per_second,
+        min=1e-3,
+        soft_max=100000.0,
+    )
+    animation_sets: EnumProperty(  # type: ignore[valid-type]
+        name="Animation Sets",
+        description="How the file's animation sets play",
+        items=SET_CHOICES,
+        default=DEFAULTS.animation.animation_sets,
+    )
+
+    strip_prefix: StringProperty(  # type: ignore[valid-type]
+        name="Strip Prefix",
+        description=(
+            "Remove this from the file's frame names before matching bones (names ending in "
+            "a bone's name after _ : | . - match anyway when only one bone fits)"
+        ),
+        default=DEFAULTS.animation.strip_prefix,
+    )
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.active_object
@@ -44,7 +74,14 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
             transform=TransformOptions(
                 axis_forward=self.axis_forward,  # type: ignore[attr-defined]
                 axis_up=self.axis_up,  # type: ignore[attr-defined]
-            )
+            ),
+            animation=AnimationOptions(
+                scene_timing=self.scene_timing,
+                ticks_per_second=self.ticks_per_second,
+                custom_ticks_per_second=self.custom_ticks_per_second,
+                animation_sets=self.animation_sets,
+                strip_prefix=self.strip_prefix,
+            ),
         )
         filepath: str = self.filepath  # type: ignore[attr-defined]
         try:
@@ -54,6 +91,8 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
             return {"CANCELLED"}
         for warning in result.warnings:
             self.report({"WARNING"}, warning)
+        for note in result.notes:
+            self.report({"INFO"}, note)
         self.report(
             {"INFO"},
             f"{len(result.actions)} action(s) on {armature.name}: {len(result.matched)} bones "

@@ -59,7 +59,11 @@ class XOF_PT_physics(bpy.types.Panel):
         col.prop(props, "drag")
         col.prop(props, "gravity")
         col.prop(props, "wind")
+        col.prop(props, "wind_model")
+        col.prop(props, "time_scale")
         col.prop(props, "substeps")
+        if props.solver == "CLASSIC":
+            col.prop(props, "max_substeps")
         if props.sim_type == "SOFT":
             col.prop(props, "shape_stiffness")
         col.separator()
@@ -68,6 +72,12 @@ class XOF_PT_physics(bpy.types.Panel):
         sub.active = props.collider_collection is not None
         sub.prop(props, "friction")
         sub.prop(props, "collision_margin")
+        if props.sim_type == "CLOTH":
+            row = col.row(heading="Self Collision")
+            row.prop(props, "self_collision", text="")
+            sub = row.row()
+            sub.active = props.self_collision
+            sub.prop(props, "self_distance", text="Distance")
 
         box = layout.box()
         row = box.row(align=True)
@@ -88,9 +98,52 @@ class XOF_PT_physics(bpy.types.Panel):
             row.operator("xof.sim_bake", icon="REC")
 
 
+class XOF_PT_collider(bpy.types.Panel):
+    """How this object collides with xof cloth that has it in its collider collection"""
+
+    bl_label = "xof Collider"
+    bl_idname = "XOF_PT_collider"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = context.object
+        return obj is not None and obj.type in {"MESH", "CURVE", "SURFACE", "FONT", "META"}
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        if layout is None:
+            return
+        layout.use_property_split = True
+        obj = context.object
+        props = obj.xof_physics
+        col = layout.column()
+        col.prop(props, "collider_shape")
+        if any(m.type == "COLLISION" for m in obj.modifiers):
+            col.label(text="Thickness and friction: the Collision modifier's", icon="INFO")
+            return
+        sub = col.column()
+        sub.active = props.collider_shape == "SURFACE"
+        sub.prop(props, "collider_thickness")
+        sub.prop(props, "collider_single_sided")
+        row = sub.row()
+        row.active = props.collider_single_sided
+        row.prop(props, "collider_inner")
+        row = col.row(heading="Own Friction")
+        row.prop(props, "collider_use_friction", text="")
+        sub = row.row()
+        sub.active = props.collider_use_friction
+        sub.prop(props, "collider_friction", text="")
+
+
 def register() -> None:
     bpy.utils.register_class(XOF_PT_physics)
+    bpy.utils.register_class(XOF_PT_collider)
 
 
 def unregister() -> None:
+    bpy.utils.unregister_class(XOF_PT_collider)
     bpy.utils.unregister_class(XOF_PT_physics)

@@ -157,9 +157,43 @@ class XOF_PG_physics(bpy.types.PropertyGroup):
     )
     wind: FloatVectorProperty(  # type: ignore[valid-type]
         name="Wind",
-        description="Force on every free point (N)",
+        description="Wind force (N): on every free point, or per face with the Face model",
         size=3,
         default=(0.0, 0.0, 0.0),
+        update=_changed,
+    )
+    wind_model: EnumProperty(  # type: ignore[valid-type]
+        name="Wind Model",
+        items=[
+            ("UNIFORM", "Uniform", "The same wind force on every free point"),
+            (
+                "FACE",
+                "Face",
+                "The book's model: each face pushed along its normal by the wind's part "
+                "across it, so the cloth turns and flutters",
+            ),
+        ],
+        default="UNIFORM",
+        update=_changed,
+    )
+    time_scale: FloatProperty(  # type: ignore[valid-type]
+        name="Speed Multiplier",
+        description="Simulated time per frame, as a multiple of the frame's time",
+        default=1.0,
+        min=0.001,
+        soft_min=0.1,
+        soft_max=10.0,
+        update=_changed,
+    )
+    max_substeps: IntProperty(  # type: ignore[valid-type]
+        name="Max Substeps",
+        description=(
+            "Classic solver: the most substeps its stability limit may use; stiffer springs "
+            "are softened (with a warning)"
+        ),
+        default=400,
+        min=1,
+        max=10000,
         update=_changed,
     )
     drag: FloatProperty(  # type: ignore[valid-type]
@@ -203,8 +237,68 @@ class XOF_PG_physics(bpy.types.PropertyGroup):
     collider_collection: PointerProperty(  # type: ignore[valid-type]
         name="Colliders",
         type=bpy.types.Collection,
-        description="Objects to collide with: flat ones are planes, others spheres",
+        description=(
+            "Objects to collide with: meshes (and curves, text) as their evaluated surface, "
+            "empties as spheres or planes"
+        ),
         update=_changed,
+    )
+    self_collision: BoolProperty(  # type: ignore[valid-type]
+        name="Self Collision",
+        description="Cloth: keep the cloth from passing through itself",
+        default=False,
+        update=_changed,
+    )
+    self_distance: FloatProperty(  # type: ignore[valid-type]
+        name="Self Distance",
+        description="Distance kept between the cloth's points and its own faces",
+        subtype="DISTANCE",
+        default=0.015,
+        min=0.0,
+        soft_max=0.1,
+        update=_changed,
+    )
+    # how this object collides when it is in a simulated object's collider collection
+    collider_shape: EnumProperty(  # type: ignore[valid-type]
+        name="Collide As",
+        items=[
+            ("SURFACE", "Surface", "Its evaluated triangles, as shown at each frame"),
+            ("SPHERE", "Sphere", "The sphere around its bounding box"),
+            ("PLANE", "Plane", "The plane through its centre, normal to its flattest axis"),
+        ],
+        default="SURFACE",
+    )
+    collider_thickness: FloatProperty(  # type: ignore[valid-type]
+        name="Thickness",
+        description="Distance kept in front of the surface (a Collision modifier's wins)",
+        subtype="DISTANCE",
+        default=0.01,
+        min=0.0,
+        soft_max=0.2,
+    )
+    collider_single_sided: BoolProperty(  # type: ignore[valid-type]
+        name="Single Sided",
+        description="Points behind the surface (within Inner) are pushed out to the front",
+        default=False,
+    )
+    collider_inner: FloatProperty(  # type: ignore[valid-type]
+        name="Inner",
+        description="Single sided: how far behind the surface points are still pushed out",
+        subtype="DISTANCE",
+        default=0.02,
+        min=0.0,
+        soft_max=0.5,
+    )
+    collider_use_friction: BoolProperty(  # type: ignore[valid-type]
+        name="Own Friction",
+        description="Use this object's friction instead of the simulated object's",
+        default=False,
+    )
+    collider_friction: FloatProperty(  # type: ignore[valid-type]
+        name="Friction",
+        default=0.3,
+        min=0.0,
+        max=1.0,
     )
     frame_start: IntProperty(  # type: ignore[valid-type]
         name="Start",

@@ -12,7 +12,6 @@ opened without xof shows the mesh as the user made it; ``save_post`` shows it ag
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 import bpy
@@ -20,6 +19,7 @@ from bpy.app.handlers import persistent
 
 from ..addon.scene.cloth import override as cloth_override
 from ..addon.scene.cloth import runtime as cloth_runtime
+from ..addon.scene.cloth import together
 
 
 def simulated_objects(scene: Any) -> list[Any]:
@@ -28,13 +28,11 @@ def simulated_objects(scene: Any) -> list[Any]:
 
 @persistent
 def on_frame_change(scene: Any, depsgraph: Any = None) -> None:
-    for obj in simulated_objects(scene):
-        try:
-            cloth_runtime.update_object(obj, scene, depsgraph)
-        except Exception as exc:  # a broken object must not stop playback of the others
-            obj.xof_physics.last_warning = f"{type(exc).__name__}: {exc}"
-            print(f"xof: simulation of {obj.name} failed:")
-            traceback.print_exc()
+    """Every simulated object to the frame; those playing forward share one solver pass."""
+    objects = simulated_objects(scene)
+    if cloth_runtime.tracked() > len(objects):  # some were deleted, or are in other scenes
+        cloth_runtime.prune({int(obj.session_uid) for obj in bpy.data.objects})
+    together.update_objects(objects, scene, depsgraph, on_error=together.print_failure)
 
 
 @persistent
@@ -70,6 +68,7 @@ def on_save_post(*_args: Any) -> None:
 @persistent
 def on_load_post(*_args: Any) -> None:
     cloth_runtime.forget_all()
+    together.forget()
 
 
 _HANDLERS = (

@@ -17,6 +17,7 @@ import bpy
 
 from ..xfile import read
 from ..xfile.errors import printable
+from ..xfile.views.materials import material_data
 from ..xfile.views.model import MeshData, SceneData
 from .anim.step import ANIMATION_STEP
 from .cloth.step import CLOTH_STEP
@@ -86,6 +87,7 @@ def build_scene(
     builder = HierarchyBuilder(
         conv, collection, mesh_datablock, options.mesh.keep_empty_frames, empty_size=conv.scale
     )
+    meshes_before = len(result.meshes)
     hierarchy = builder.build(scene)
     ctx.frame_objects = hierarchy.frame_objects
     ctx.mesh_objects = hierarchy.mesh_objects
@@ -93,6 +95,9 @@ def build_scene(
     result.objects.extend(hierarchy.objects)
     result.roots.extend(hierarchy.roots)
     result.warnings.extend(hierarchy.warnings)
+    if options.mesh.use_materials:
+        first = result.meshes[meshes_before] if len(result.meshes) > meshes_before else None
+        _unused_materials(scene, materials, first, result)
     result.materials.extend(materials.created)
     result.images.extend(textures.created)
     result.warnings.extend(textures.warnings)
@@ -104,6 +109,33 @@ def build_scene(
         if progress is not None:
             progress.step(step.name)
     return ctx
+
+
+def _unused_materials(
+    scene: SceneData,
+    materials: MaterialCache,
+    mesh: bpy.types.Mesh | None,
+    result: ImportResult,
+) -> None:
+    """Top-level Materials no mesh uses: built too, as extra slots of the file's first mesh
+    (a fake user keeps them when there is none), so nothing the file declares is dropped."""
+    first = len(materials.created)
+    for obj in (o for o in scene.extras if o.template == "Material"):
+        if not materials.built(obj):
+            materials.get(material_data(obj, {}))
+    extra = materials.created[first:]
+    if not extra:
+        return
+    for mat in extra:
+        if mesh is not None:
+            mesh.materials.append(mat)
+        else:
+            mat.use_fake_user = True
+    where = f"slots of mesh {mesh.name!r}" if mesh is not None else "kept with a fake user"
+    result.notes.append(
+        f"{len(extra)} material(s) the file declares but no mesh uses imported ({where}): "
+        + ", ".join(m.name for m in extra[:10])
+    )
 
 
 def import_files(

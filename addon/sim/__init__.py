@@ -21,8 +21,20 @@ Settings (``settings.py``): ``SimSettings`` (see its docstring for units);
 
 Colliders (``colliders.py``): ``Sphere(center, radius, friction=None)``,
 ``Plane(point, normal, friction=None)``; ``friction=None`` uses the settings' friction.
+``MeshCollider(vertices (V, 3), triangles (T, 3), previous=None, outer=0.02, inner=0.0,
+friction=None)`` (``mesh_collider.py``): a triangle surface in world space, moving from
+``previous`` to ``vertices`` over the coming frame (``move_to(vertices)`` next frame: the
+current pose becomes the previous one); points are kept ``outer + collision_margin`` in
+front of it, one-sided when ``inner > 0`` (the front is where counter-clockwise faces
+point; points up to ``inner`` behind are pushed out), else two-sided (each point stays on
+its side); a swept test catches points the moving surface passed within a substep.
+Self-collision (``self_collision.py``): ``SimSettings(self_collision=True,
+self_distance=0.015)`` with the cloth's triangles given as ``Simulator(model, settings,
+triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``World``).
 
-Simulator (``simulator.py``): ``Simulator(model, settings)``
+Simulator (``simulator.py``): ``Simulator(model, settings, report=None, triangles=None)``
+(``report(stage)`` is told each build stage, for a progress bar; ``triangles`` ``(T, 3)``:
+the cloth's own, for self-collision)
     ``reset(positions=None)``: back to ``positions`` (default rest) with zero velocity;
     ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=(),
     shape_targets=None)`` -> positions
@@ -54,25 +66,35 @@ also carries the last good state to the pins' new place.
 Solvers: ``solver_xpbd.XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
 tethers to pins, long-range stretch limiters for cloth: ``SimSettings.stretch_limit_levels``,
 see ``limiters.py``) and ``solver_classic.ClassicSolver`` (the book's explicit mass-spring
-model). A new ``Simulator`` is cheap to rebuild when settings change; carry the state over
-with ``state()``/``set_state()``. Building one colours the springs and computes tethers and
-limiters (about 0.05 s CPU for a 10k-point grid, 0.2-0.3 s for 40k), so do it once per
-settings change, not per frame.
+model). Building a ``Simulator`` colours the springs and computes tethers and limiters
+(build times: tests/bench/README.md); ``update_settings(settings)`` keeps the state and
+that build when only values change (stiffness, damping, gravity, wind ...), and rebuilds
+what the new settings change otherwise. ``SimSettings.book()`` gives the book's model.
+
+World (``world.py``): ``World(simulators)`` steps several objects a frame at a time,
+``step([ObjectFrame(pinned_targets, object_matrix, colliders), ...])`` -> positions per
+object; the XPBD ones sharing a substep length are solved in one merged pass, each object
+getting exactly what stepping it alone gives. ``update_settings(i, settings)``.
 """
 
 from .colliders import Plane, Sphere
+from .mesh_collider import MeshCollider
 from .model import ClothModel, SpringKind
 from .settings import SimSettings
 from .simulator import Simulator
 from .springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
+from .world import ObjectFrame, World
 
 __all__ = [
     "ClothModel",
+    "MeshCollider",
+    "ObjectFrame",
     "Plane",
     "SimSettings",
     "Simulator",
     "Sphere",
     "SpringKind",
+    "World",
     "bend_springs",
     "face_edges",
     "merge_springs",

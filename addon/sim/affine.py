@@ -3,7 +3,7 @@
 The frame handler inverts world matrices and moves points through them every frame.
 ``np.linalg.inv`` and ``@`` on an ``(N, 3)`` array go through OpenBLAS (what Blender's numpy
 uses), and even a 4x4 inverse or a 10k x 3 x 3 product wakes its worker thread, which then
-spins on the other core while the solver runs: a 10k frame took 2.5-3x longer here. The
+spins on the other core while the solver runs (figures: tests/bench/README.md). The
 adjugate of the 3x3 part and three scaled column adds cost the same and start no threads.
 """
 
@@ -18,7 +18,7 @@ def affine_inverse(matrix: np.ndarray) -> np.ndarray:
     A singular ``A`` (a zero scale) gives the pseudo-inverse, so a collapsed object never
     raises inside a frame handler; a non-finite one gives NaN (LAPACK's SVD raises on NaN
     and never returns on an infinity), which the simulator refuses with a warning. Twelve
-    numbers: plain floats cost ~5 us where ``np.cross`` and small array products cost ~50.
+    numbers: plain Python floats cost far less than ``np.cross`` and small array products.
     """
     m = np.asarray(matrix, dtype=np.float64)
     (a, b, c, x), (d, e, f, y), (g, h, i, z) = m[:3].tolist()

@@ -122,6 +122,15 @@ class Plane:
         return idx, normals, push
 
 
+def begin_substep(colliders: tuple[Collider, ...], t0: float, t1: float) -> None:
+    """Tell moving colliders that a substep takes them from fraction ``t0`` to ``t1`` of the
+    frame (a mesh collider interpolates its poses; spheres and planes have nothing to do)."""
+    for collider in colliders:
+        begin = getattr(collider, "begin_substep", None)
+        if begin is not None:
+            begin(t0, t1)
+
+
 def _friction(collider: Collider, default: float) -> float:
     value = default if collider.friction is None else collider.friction
     return min(max(float(value), 0.0), 1.0)
@@ -152,6 +161,10 @@ def resolve_positions(
     """
     total = 0
     for collider in colliders:
+        own = getattr(collider, "resolve_positions", None)
+        if own is not None:  # surfaces with their own response (mesh_collider, self_collision)
+            total += own(pos, prev, movable, margin, friction, scratch)
+            continue
         idx, normals, push = _movable_only(collider.contacts(pos, margin, scratch), movable)
         if not idx.size:
             continue

@@ -10,8 +10,8 @@ gives about 4 colours per spring kind on a quad grid plus a small tail group, wh
 whole group solve (numpy call overhead) for a few dozen springs on every substep; so the tail
 is then recoloured into the other groups by swapping colours along alternating paths (Kempe
 chains: always possible when the springs form a bipartite graph, as every spring kind of a
-quad grid does), and whatever cannot be placed stays in the tail. 0.2 s CPU for a 40k-point
-grid with every spring kind; the result depends only on the input.
+quad grid does), and whatever cannot be placed stays in the tail. The result depends only
+on the input.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
             used[b[chosen_mask]] = True
             parts.append(chosen)
             candidates = candidates[~(used[a] | used[b])]
-        group = np.sort(np.concatenate(parts))
-        groups.append(group)
         taken = np.zeros(count, dtype=bool)
-        taken[group] = True
+        for part in parts:
+            taken[part] = True
+        groups.append(np.flatnonzero(taken))
         remaining = remaining[~taken[remaining]]
     degree = int(np.bincount(pairs.ravel(), minlength=point_count).max()) if count else 0
     while len(groups) > max(degree, 1):  # fewer colours than the degree cannot be
@@ -63,6 +63,7 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
 # A tail larger than this fraction of the springs is left alone (the walk is Python, per step)
 MAX_TAIL_FRACTION = 0.25
 MAX_WALK_FACTOR = 64  # total path steps allowed: this many per tail spring, plus the points
+MAX_WALK_POINTS = 20_000  # ... up to this many (long walks on a big mesh leave a small tail)
 MAX_COLOURS = 32  # the table of springs per point and colour is N x colours
 
 
@@ -90,7 +91,7 @@ def _absorb_tail(pairs: np.ndarray, groups: list[np.ndarray], n: int) -> list[np
         at_table[pairs[members, 0], c] = members
         at_table[pairs[members, 1], c] = members
     state = _Colouring(pairs, colour, at_table)
-    budget = MAX_WALK_FACTOR * tail.size + n
+    budget = MAX_WALK_FACTOR * tail.size + min(n, MAX_WALK_POINTS)
     left: list[int] = []
     for spring in tail.tolist():
         u, v = pairs.item(spring, 0), pairs.item(spring, 1)
@@ -158,13 +159,20 @@ def bit_reversed_ranks(count: int) -> np.ndarray:
 
     Neighbours in numbering get far-apart ranks (all even indices before all odd ones, and so
     on recursively), so along a chain of consecutively numbered springs every other spring
-    wins its first round instead of one per chain.
+    wins its first round instead of one per chain. The reversed numbers are distinct and
+    below ``2 ** bits``, so their ranks come from a running count over that range.
     """
     bits = max(int(count - 1).bit_length(), 1)
     ids = np.arange(count, dtype=np.int64)
     reversed_ids = np.zeros(count, dtype=np.int64)
-    for bit in range(bits):
-        reversed_ids |= ((ids >> bit) & 1) << (bits - 1 - bit)
-    ranks = np.empty(count, dtype=np.int64)
-    ranks[np.argsort(reversed_ids, kind="stable")] = ids
-    return ranks
+    for low in range(0, bits, 8):  # a byte at a time through a table of reversed bytes
+        byte = (ids >> low) & 0xFF
+        width = min(8, bits - low)
+        table = _REVERSED_BYTES >> (8 - width)
+        reversed_ids |= table[byte & ((1 << width) - 1)] << (bits - low - width)
+    present = np.zeros(1 << bits, dtype=np.int64)
+    present[reversed_ids] = 1
+    return np.cumsum(present)[reversed_ids] - 1
+
+
+_REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)

@@ -6,13 +6,13 @@ see ``work_state``), solve it exactly as a sequential loop would. The state is `
 float32 rows (x, y, z, 0) seen as ``(N,)`` complex128, so a gather or scatter moves one
 16-byte item per end.
 
-Why the arithmetic is laid out as it is (numpy, measured on 5k-constraint groups): per-row
-scalars applied to ``(g, 4)`` rows are the expensive part. Broadcasting ``(g, 1)`` over a
-length-4 inner axis costs ~18 ns a row; a strided per-component product ~0.75 ns an element.
-So the per-constraint factor scales the difference vector by three strided products (on
-``g`` rows, not ``2g``), and the two ends' mass shares are applied as one contiguous product
-with gains stored replicated over the 4 columns (``(2, g, 4)``, built once per step length).
-numpy's NaN-aware ``maximum`` is ~3x slower than a plain pass, so a limiter's
+Why the arithmetic is laid out as it is (numpy; figures in tests/bench/README.md): per-row
+scalars applied to ``(g, 4)`` rows are the expensive part: broadcasting ``(g, 1)`` over a
+length-4 inner axis costs many times a strided per-component product. So the
+per-constraint factor scales the difference vector by three strided products (on ``g``
+rows, not ``2g``), and the two ends' mass shares are applied as one contiguous product with
+gains stored replicated over the 4 columns (``(2, g, 4)``, built once per step length).
+numpy's NaN-aware ``maximum`` is slower than a plain pass, so a limiter's
 ``max(factor, 0)`` is ``factor + |factor|`` with halved gains, and the squared length gets
 ``+ tiny`` rather than ``max(tiny)`` (coincident ends give a zero correction, not NaN).
 """
@@ -42,8 +42,8 @@ class ConstraintGroup:
     ends: np.ndarray  # (2g,) point ids: first ends, then second ends
     rest: np.ndarray  # (g,) float32 target length (the limit for a LIMITER)
     stiffness: np.ndarray  # (g,) float64 spring constants (soft ones for LIMITED_SPRING)
-    inv_a: np.ndarray  # (g,) float64 inverse masses of the first ends
-    inv_b: np.ndarray
+    inv_a: np.ndarray | None = None  # (g,) float64 inverse masses of the first ends ...
+    inv_b: np.ndarray | None = None  # ... and of the second ends (None: from ``inv_mass``)
     limit: np.ndarray | None = None  # LIMITED_SPRING: (g,) float32 stretch limit
     hard_stiffness: np.ndarray | None = None  # LIMITED_SPRING: stiffness beyond the limit
     period: int = 1  # solved on every ``period``-th substep, with ``period`` x the step
@@ -52,6 +52,17 @@ class ConstraintGroup:
     gain4: np.ndarray = field(default_factory=lambda: np.empty((2, 0, 4), np.float32))
     soft_share: np.ndarray | None = None  # LIMITED_SPRING: soft gain / gain4 per constraint
     hard_share: np.ndarray | None = None  # LIMITED_SPRING: half the hard gain / gain4
+    inv_mass: np.ndarray | None = None  # (N,) every point's inverse mass, shared by groups
+
+    def inverse_masses(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(w_a, w_b)`` per constraint: stored, or gathered from ``inv_mass`` (which saves
+        two float64 arrays per constraint on big meshes)."""
+        if self.inv_a is not None and self.inv_b is not None:
+            return self.inv_a, self.inv_b
+        if self.inv_mass is None:
+            raise ValueError("a constraint group needs inv_a/inv_b or inv_mass")
+        g = self.size
+        return self.inv_mass[self.ends[:g]], self.inv_mass[self.ends[g:]]
 
     @property
     def size(self) -> int:
@@ -60,14 +71,15 @@ class ConstraintGroup:
     def prepare(self, dt: float) -> None:
         """Gains for a substep of ``dt`` (``period`` x ``dt`` is this group's own step)."""
         span = dt * self.period
-        soft = _denominator(self.inv_a, self.inv_b, self.stiffness, span)
+        inv_a, inv_b = self.inverse_masses()
+        soft = _denominator(inv_a, inv_b, self.stiffness, span)
         if self.hard_stiffness is None:
             halved = 2.0 if self.mode == Mode.LIMITER else 1.0  # see solve_group
-            self.gain4 = _replicated_gains(self.inv_a, self.inv_b, soft * halved)
+            self.gain4 = _replicated_gains(inv_a, inv_b, soft * halved)
             return
-        hard = _denominator(self.inv_a, self.inv_b, self.hard_stiffness, span)
+        hard = _denominator(inv_a, inv_b, self.hard_stiffness, span)
         reference = np.minimum(soft, hard)  # the larger gain carries the replicated factor
-        self.gain4 = _replicated_gains(self.inv_a, self.inv_b, reference)
+        self.gain4 = _replicated_gains(inv_a, inv_b, reference)
         self.soft_share = _share(reference, soft)
         self.hard_share = _share(reference, hard) * np.float32(0.5)  # halved: see solve_group
 

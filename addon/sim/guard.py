@@ -4,7 +4,7 @@ Checked once per frame on the solver's ``(N, 4)`` storage, cheap enough to alway
 extremes of the state (a NaN or an infinity shows there), the fastest free point, and the
 longest structural spring that has a free end (springs between two pinned points follow the
 animation, not the solver). Rows are gathered as 16-byte items (``rows.take_rows``) and work
-arrays are kept between frames: at 10k points the check costs ~0.1 ms, not ~0.7.
+arrays are kept between frames, so the check stays a small part of a frame.
 """
 
 from __future__ import annotations
@@ -36,6 +36,20 @@ class ExplosionGuard:
         self.any_free = bool(free.any())
         self.max_speed_squared = max_speed * max_speed
         self._work: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
+
+    @classmethod
+    def merged(cls, guards: list[ExplosionGuard], offsets: list[int]) -> ExplosionGuard:
+        """One guard over objects laid end to end (object ``i`` from row ``offsets[i]``),
+        all with the same speed limit: it finds no problem exactly when none of them does."""
+        out = cls.__new__(cls)
+        out.a = np.concatenate([g.a + off for g, off in zip(guards, offsets, strict=True)])
+        out.b = np.concatenate([g.b + off for g, off in zip(guards, offsets, strict=True)])
+        out.inverse_limit_squared = np.concatenate([g.inverse_limit_squared for g in guards])
+        out.free = np.concatenate([g.free for g in guards])
+        out.any_free = bool(out.free.any())
+        out.max_speed_squared = guards[0].max_speed_squared
+        out._work = {}
+        return out
 
     def _buffers(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(N,)`` and ``(N, 4)`` work arrays of the state's dtype, kept between frames."""

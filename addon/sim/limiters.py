@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .neighbours import blocks, directed, first_min, pair_dots, unit_directions
+
 STRAIGHT_COSINE = -0.9  # a chain a - v - b counts as straight past about 154 degrees
 MAX_NEIGHBOURS = 16  # partners compared per point (keeps dense fans linear in cost)
+CHUNK_POINTS = 1 << 17  # points whose partner tables are compared at a time
 
 
 def chain_pairs(
@@ -26,7 +29,8 @@ def chain_pairs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(a, b)`` (``a < b``, unique) joined through a shared point along a straight line.
 
-    For every pair ``(v, a)`` the partner ``b`` of ``v`` most opposite to ``a`` is chosen; the
+    For every pair ``(v, a)`` the partner ``b`` of ``v`` most opposite to ``a`` is chosen
+    (among ``v``'s first ``MAX_NEIGHBOURS`` partners in input order; ties: the first); the
     pair is kept when the angle ``a - v - b`` is straight enough. The limit is the sum of the
     two parts' limits (the smallest one when a pair is found through several points).
     """
@@ -35,42 +39,39 @@ def chain_pairs(
     empty = (np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.float64))
     if not pairs.size:
         return empty
-    src = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    dst = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    lim = np.concatenate([limits, limits])
-    order = np.argsort(src, kind="stable")
-    src, dst, lim = src[order], dst[order], lim[order]
-    n_edges = src.size
-    starts = np.searchsorted(src, src, side="left")
-    degree = np.searchsorted(src, src, side="right") - starts
-    direction = positions[dst] - positions[src]
-    norm = np.linalg.norm(direction, axis=1)
-    direction /= np.maximum(norm, 1e-30)[:, None]
-    best_cos = np.full(n_edges, np.inf)
-    best = np.full(n_edges, -1, dtype=np.int64)
-    own = np.arange(n_edges)
-    for offset in range(min(int(degree.max()), MAX_NEIGHBOURS)):
-        other = starts + offset
-        valid = (offset < degree) & (other != own)
-        other = np.where(valid, other, own)
-        cos = np.einsum("ij,ij->i", direction, direction[other])
-        better = valid & (cos < best_cos) & (dst[other] != dst)
-        best_cos = np.where(better, cos, best_cos)
-        best = np.where(better, other, best)
-    keep = (best >= 0) & (best_cos <= STRAIGHT_COSINE)
-    a = dst[keep]
-    b = dst[best[keep]]
-    total = lim[keep] + lim[best[keep]]
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
     n = int(positions.shape[0])
-    keys = lo * n + hi
-    order = np.lexsort((total, keys))
+    graph = directed(pairs, n)
+    lim = np.concatenate([limits, limits])[graph.order]
+    direction = unit_directions(graph, positions)
+    ends: list[np.ndarray] = []
+    partners: list[np.ndarray] = []
+    for block in blocks(graph):
+        width = min(block.degree, MAX_NEIGHBOURS)
+        for lo in range(0, block.points.size, CHUNK_POINTS):
+            edges = block.edges[lo : lo + CHUNK_POINTS]
+            candidates = edges[:, :width]
+            cosine = pair_dots(direction, edges, width)
+            ends_of = graph.dst[edges]
+            same = ends_of[:, :, None] == ends_of[:, None, :width]
+            np.copyto(cosine, np.inf, where=same)
+            best, best_cos = first_min(cosine)
+            keep = best_cos <= STRAIGHT_COSINE
+            ends.append(edges[keep])
+            partners.append(np.take_along_axis(candidates, best, axis=1)[keep])
+    if not ends:
+        return empty
+    e, f = np.concatenate(ends), np.concatenate(partners)
+    a, b = graph.dst[e], graph.dst[f]
+    total = lim[e] + lim[f]
+    keys = np.minimum(a, b) * n + np.maximum(a, b)
+    order = np.argsort(keys, kind="stable")
     keys, total = keys[order], total[order]
     first = np.ones(keys.size, dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
-    keys, total = keys[first], total[first]
-    out = np.stack([keys // n, keys % n], axis=1) if n else empty[0]
-    return out, total
+    starts = np.flatnonzero(first)
+    total = np.minimum.reduceat(total, starts) if starts.size else total
+    keys = keys[starts]
+    return np.stack([keys // n, keys % n], axis=1), total
 
 
 def limiter_levels(

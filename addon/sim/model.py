@@ -33,12 +33,45 @@ def _per_point(values: np.ndarray | None, count: int, name: str, warnings: list[
     return out
 
 
+def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """``|points[j] - points[i]|`` per pair, one coordinate column at a time."""
+    total = np.zeros(pairs.shape[0], dtype=np.float64)
+    for axis in range(3):
+        column = np.ascontiguousarray(points[:, axis])
+        d = np.take(column, pairs[:, 1]) - np.take(column, pairs[:, 0])
+        total += d * d
+    return np.sqrt(total)
+
+
+def _faces(
+    sizes: np.ndarray | None, corners: np.ndarray | None, count: int, warnings: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Valid polygons: sizes ``(F,)`` int64 and corners ``(C,)`` int64 (empty without)."""
+    empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+    if sizes is None or corners is None:
+        return empty
+    s = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    c = np.asarray(corners, dtype=np.int64).reshape(-1)
+    if (s < 0).any() or int(s.sum()) != c.size:
+        warnings.append(f"faces: sizes add up to {int(s.clip(0).sum())}, not {c.size}: ignored")
+        return empty
+    bad_corner = (c < 0) | (c >= count)
+    bad = np.zeros(s.size, dtype=bool)
+    if bad_corner.any():
+        face_of = np.repeat(np.arange(s.size), s)
+        bad[face_of[bad_corner]] = True
+        warnings.append(f"{int(bad.sum())} faces dropped (corner index out of range)")
+    return s[~bad], c[~np.repeat(bad, s)]
+
+
 class ClothModel:
     """Rest positions ``(N, 3)``, masses ``(N,)``, springs ``(S, 2)`` and kinds ``(S,)`` uint8.
 
     Masses that are zero, negative or non-finite pin their point (negative and non-finite
     ones are reported). Springs with an index out of range or joining a point to itself are
-    dropped (reported). Rest lengths are measured on the rest positions.
+    dropped (reported). Rest lengths are measured on the rest positions. ``face_sizes``
+    ``(F,)`` and ``face_corners`` ``(C,)`` (optional) are the mesh's polygons, for the face
+    wind; faces with a corner out of range are dropped (reported).
     """
 
     def __init__(
@@ -49,6 +82,8 @@ class ClothModel:
         kinds: np.ndarray | None = None,
         stiffness_scale: np.ndarray | None = None,
         damping_scale: np.ndarray | None = None,
+        face_sizes: np.ndarray | None = None,
+        face_corners: np.ndarray | None = None,
     ) -> None:
         self.warnings: list[str] = []
         rest = np.array(rest_positions, dtype=np.float64).reshape(-1, 3)
@@ -93,8 +128,12 @@ class ClothModel:
         self.kinds = np.ascontiguousarray(kind[valid])
         self.stiffness_scale = _per_point(stiffness_scale, count, "stiffness scale", self.warnings)
         self.damping_scale = _per_point(damping_scale, count, "damping scale", self.warnings)
-        ends = self.rest_positions[self.springs]
-        self.rest_lengths = np.linalg.norm(ends[:, 1] - ends[:, 0], axis=1)
+        self.rest_lengths = _lengths(self.rest_positions, self.springs)
+        self.face_sizes, self.face_corners = _faces(face_sizes, face_corners, count, self.warnings)
+
+    @property
+    def has_faces(self) -> bool:
+        return bool(self.face_sizes.size)
 
     @property
     def point_count(self) -> int:

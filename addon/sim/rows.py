@@ -1,8 +1,8 @@
 """Per-row sums over ``(k, 4)`` storage rows (x, y, z, 0) without BLAS.
 
 ``rows @ ones(4)`` goes to OpenBLAS, which may hand even a small product to a second thread;
-on a busy machine each such call then waits for a core (measured here: median 3x its best
-time). Three strided adds stay on the calling thread and cost the same at best.
+on a busy machine each such call then waits for a core. Three strided adds stay on the
+calling thread and cost the same at best.
 """
 
 from __future__ import annotations

@@ -11,7 +11,14 @@ The same setting means the same physics in both solvers:
   only (XPBD relies on ``damping`` and ``drag``).
 - ``damping``: per-point damping force ``-damping * v`` (N s/m), scaled by the painted
   damping scale.
-- ``wind``: a force (N) added to every free point, as in the book.
+- ``wind``: with ``wind_model`` ``"UNIFORM"`` a force (N) added to every free point; with
+  ``"FACE"`` the book's per-face push ``n * dot(n, wind)`` (``n`` the face's unit normal, so
+  a face edge-on to the wind feels nothing and the cloth flutters), shared equally among
+  the face's corners (``wind.py``).
+- ``time_scale``: the speed multiplier (Blender Cloth's Speed): each frame advances the
+  simulation by ``time_scale / fps`` seconds.
+- ``max_substeps``: classic only: the explicit stability bound (``stability.py``) raises the
+  substeps up to this many; stiffer springs than that allows are softened, with a warning.
 - ``drag``: air drag as an acceleration ``-drag * v`` (1/s), independent of mass.
 - ``shape_stiffness``: soft body only, the fraction of the way back to the rest shape per
   frame, 0..1 (the book's Revert); substep-independent.
@@ -19,6 +26,8 @@ The same setting means the same physics in both solvers:
   tangential slip per substep is limited to ``friction`` x its push-out depth; classic: the
   fraction of tangential velocity removed at a contact. ``collision_margin`` (metres) is
   kept between a point and a surface.
+- ``self_collision``: XPBD cloth keeps ``self_distance`` (metres) between its points and its
+  own triangles (needs the cloth's triangles, see ``Simulator``).
 """
 
 from __future__ import annotations
@@ -30,6 +39,14 @@ import numpy as np
 
 Kind = Literal["CLOTH", "SOFT"]
 Solver = Literal["XPBD", "CLASSIC"]
+WindModel = Literal["UNIFORM", "FACE"]
+WIND_MODELS = ("UNIFORM", "FACE")
+# The book's cloth constants (spring and damper per spring, gravity in its Y-up world turned
+# to Z up); its meshes use the D3D unit as the metre and mass 1 per point.
+BOOK_STIFFNESS = 8.0
+BOOK_SPRING_DAMPING = 0.5
+BOOK_GRAVITY = (0.0, 0.0, -9.8)
+MAX_SUBSTEPS = 10_000
 
 
 def _vec(x: float, y: float, z: float) -> np.ndarray:
@@ -47,6 +64,9 @@ class SimSettings:
     damping: float = 0.0
     gravity: np.ndarray = field(default_factory=lambda: _vec(0.0, 0.0, -9.81))
     wind: np.ndarray = field(default_factory=lambda: _vec(0.0, 0.0, 0.0))
+    wind_model: WindModel = "UNIFORM"
+    time_scale: float = 1.0
+    max_substeps: int = 400
     drag: float = 0.5
     substeps: int = 12
     shape_stiffness: float = 0.5
@@ -59,6 +79,8 @@ class SimSettings:
     # counted for a cloth 100 springs across: one more per doubling (solver_xpbd.py)
     max_speed: float = 1.0e3  # m/s; a free point faster than this counts as an explosion
     max_stretch: float = 10.0  # a structural spring longer than this x rest = explosion
+    self_collision: bool = False
+    self_distance: float = 0.015
 
     @classmethod
     def cloth(cls, **changes: object) -> SimSettings:
@@ -69,6 +91,25 @@ class SimSettings:
     def soft_body(cls, **changes: object) -> SimSettings:
         """Soft-body defaults: few substeps, no tethers, a firm pull back to shape."""
         base = cls(kind="SOFT", substeps=3, tethers=False, shape_stiffness=0.5, drag=3.0)
+        return replace(base, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def book(cls, **changes: object) -> SimSettings:
+        """The book's model: classic solver, its spring constants and gravity, no air drag."""
+        base = cls(
+            solver="CLASSIC",
+            stiffness=BOOK_STIFFNESS,
+            shear_stiffness=BOOK_STIFFNESS,
+            bend_stiffness=BOOK_STIFFNESS,
+            spring_damping=BOOK_SPRING_DAMPING,
+            damping=0.0,
+            drag=0.0,
+            gravity=_vec(*BOOK_GRAVITY),
+            wind_model="FACE",
+            substeps=1,
+            tethers=False,
+            stretch_limit_levels=0,
+        )
         return replace(base, **changes)  # type: ignore[arg-type]
 
     def validated(self) -> tuple[SimSettings, list[str]]:
@@ -85,13 +126,19 @@ class SimSettings:
 
         for name in ("stiffness", "shear_stiffness", "bend_stiffness"):
             clamp(name, 0.0, 1.0e12, 0.0)
-        for name in ("spring_damping", "damping", "drag", "collision_margin"):
+        for name in ("spring_damping", "damping", "drag", "collision_margin", "self_distance"):
             clamp(name, 0.0, 1.0e9, 0.0)
         clamp("shape_stiffness", 0.0, 1.0, 0.0)
         clamp("friction", 0.0, 1.0, 0.0)
         clamp("fps", 1.0e-3, 1.0e4, 24.0)
         clamp("max_speed", 1.0e-6, 1.0e12, 1.0e3)
         clamp("max_stretch", 1.0, 1.0e12, 10.0)
+        clamp("time_scale", 1.0e-3, 1.0e3, 1.0)
+        if not 1 <= int(out.max_substeps) <= MAX_SUBSTEPS:
+            fixed = min(max(int(out.max_substeps), 1), MAX_SUBSTEPS)
+            notes.append(f"setting max_substeps={out.max_substeps} out of range, using {fixed}")
+            out.max_substeps = fixed
+        out.max_substeps = int(out.max_substeps)
         if int(out.substeps) < 1:
             notes.append(f"setting substeps={out.substeps} out of range, using 1")
             out.substeps = 1
@@ -107,6 +154,9 @@ class SimSettings:
         if out.kind not in ("CLOTH", "SOFT"):
             notes.append(f"unknown kind {out.kind!r}, using CLOTH")
             out.kind = "CLOTH"
+        if out.wind_model not in WIND_MODELS:
+            notes.append(f"unknown wind model {out.wind_model!r}, using UNIFORM")
+            out.wind_model = "UNIFORM"
         if out.solver not in ("XPBD", "CLASSIC"):
             notes.append(f"unknown solver {out.solver!r}, using XPBD")
             out.solver = "XPBD"

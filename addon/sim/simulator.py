@@ -11,39 +11,108 @@ velocity and a warning. Arrays in and out are ``(N, 3)`` in world space. Inside,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from .colliders import Collider
+from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
 from .model import ClothModel
 from .rigid_carry import best_rigid_transform, carry, jump_too_far
+from .self_collision import self_collision_for
 from .settings import SimSettings
 from .soft_body import pull_toward, substep_fraction, transformed
 from .solver_classic import ClassicSolver
 from .solver_xpbd import XpbdSolver
+from .xpbd_build import Report
 
 MAX_WARNINGS = 50
+
+
+@dataclass
+class FramePlan:
+    """One frame's fixed inputs: simulated seconds, substeps, the pinned points' path
+    ``(P, 3)`` from ``pin_start`` to ``pin_end`` (None: they stay), soft-body targets and
+    pull weights ``(N, 4)`` (None for cloth)."""
+
+    sim_dt: float
+    substeps: int
+    pin_start: np.ndarray | None
+    pin_end: np.ndarray | None
+    revert: np.ndarray | None
+    weights: np.ndarray | None
+
+    @property
+    def sub_dt(self) -> float:
+        return self.sim_dt / self.substeps
+
+    def pins_at(self, k: int, dtype: type) -> np.ndarray | None:
+        """Where the pinned points are after substep ``k`` (1-based), constant speed."""
+        if self.pin_start is None or self.pin_end is None:
+            return None
+        t = k / self.substeps
+        return (self.pin_start + (self.pin_end - self.pin_start) * t).astype(dtype)
+
+
+def make_solver(
+    model: ClothModel, settings: SimSettings, report: Report | None = None
+) -> XpbdSolver | ClassicSolver:
+    """The solver ``settings.solver`` names, built for ``model`` (``report``: told each
+    build stage of the XPBD solver as it starts)."""
+    if settings.solver == "CLASSIC":
+        return ClassicSolver(model, settings)
+    return XpbdSolver(model, settings, report)
 
 
 class Simulator:
     """Steps a ``ClothModel`` with ``SimSettings``; see ``addon.sim`` for the contract."""
 
-    def __init__(self, model: ClothModel, settings: SimSettings | None = None) -> None:
+    def __init__(
+        self,
+        model: ClothModel,
+        settings: SimSettings | None = None,
+        report: Report | None = None,
+        triangles: np.ndarray | None = None,
+    ) -> None:
+        """``report`` (optional, e.g. a progress bar's step) is told each build stage;
+        ``triangles`` ``(T, 3)``: the cloth's own, for self-collision."""
         self.model = model
         self.settings, notes = (settings or SimSettings()).validated()
         self.warnings: list[str] = list(model.warnings) + notes
-        self.solver: XpbdSolver | ClassicSolver = (
-            ClassicSolver(model, self.settings)
-            if self.settings.solver == "CLASSIC"
-            else XpbdSolver(model, self.settings)
-        )
+        self._triangles = triangles
+        self._self_hits = self_collision_for(model, self.settings, triangles, self.warnings)
+        self.solver: XpbdSolver | ClassicSolver = make_solver(model, self.settings, report)
+        self.warnings += self.solver.notes
         self.dtype = self.solver.dtype
         self.guard = ExplosionGuard(model, self.settings.max_speed, self.settings.max_stretch)
         self.movable = ~model.pinned
         self.pinned_ids = np.flatnonzero(model.pinned)
         self.recoveries = 0
         self.reset()
+
+    def update_settings(self, settings: SimSettings) -> None:
+        """Use ``settings`` from the next step on, keeping the state. Values (stiffness,
+        damping, gravity, wind ...) are swapped in place; only a change of what the
+        constraints are (``xpbd_build.topology_key``) or of the solver builds a new one."""
+        new, notes = settings.validated()
+        self.warnings += notes
+        old = self.settings
+        reuse = isinstance(self.solver, XpbdSolver) and self.solver.update_settings(new)
+        if not reuse:
+            pos, vel = self.state()
+            self.solver = make_solver(self.model, new)
+            self.dtype = self.solver.dtype
+            self._set(pos, vel)
+        self.warnings += self.solver.notes
+        if (new.max_speed, new.max_stretch) != (old.max_speed, old.max_stretch):
+            self.guard = ExplosionGuard(self.model, new.max_speed, new.max_stretch)
+        if (new.self_collision, new.self_distance, new.solver) != (
+            old.self_collision,
+            old.self_distance,
+            old.solver,
+        ):
+            self._self_hits = self_collision_for(self.model, new, self._triangles, self.warnings)
+        self.settings = new
 
     # state -----------------------------------------------------------------------------
 
@@ -86,58 +155,94 @@ class Simulator:
         ``shape_targets`` ``(N, 3)``: where a soft body is pulled to at this frame (e.g. the
         skinned mesh, so it jiggles on the animation); default ``object_matrix @ rest``.
         """
+        plan = self.begin_frame(frame_dt, pinned_targets, object_matrix, shape_targets)
+        if plan is None:
+            return self.positions()
+        hits = self._self_hits + tuple(colliders)
+        with np.errstate(all="ignore"):
+            for k in range(1, plan.substeps + 1):
+                begin_substep(hits, (k - 1) / plan.substeps, k / plan.substeps)
+                pins = plan.pins_at(k, self.dtype)
+                self.solver.substep(self.pos, self.vel, plan.sub_dt, pins, hits, k - 1)
+                self.pull_to_shape(plan)
+        return self.finish_frame(plan)
+
+    def begin_frame(
+        self,
+        frame_dt: float | None = None,
+        pinned_targets: np.ndarray | None = None,
+        object_matrix: np.ndarray | None = None,
+        shape_targets: np.ndarray | None = None,
+    ) -> FramePlan | None:
+        """Everything fixed for one frame: substeps, pin path, soft-body targets (None: the
+        frame step is unusable, warned). Pins that jump too far carry the cloth first."""
         s = self.settings
         dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
         if not np.isfinite(dt) or dt <= 0.0:
             self._warn(f"frame step {frame_dt!r} ignored")
-            return self.positions()
+            return None
         matrix = self._matrix(object_matrix)
         pin_end = self._pin_targets(pinned_targets, matrix)
+        sim_dt = dt * s.time_scale  # simulated seconds this frame
+        substeps = self.solver.substeps_for(sim_dt)
         revert = weights = None
         if s.kind == "SOFT":
             goal = self._goal(shape_targets)
             if goal is None:
                 goal = transformed(self.model.rest_positions, matrix)
             revert = self.solver.make_state(goal)
-            fraction = substep_fraction(s.shape_stiffness, s.substeps)
+            fraction = substep_fraction(s.shape_stiffness, substeps, s.time_scale)
             weights = np.repeat((self.movable * fraction).astype(self.dtype)[:, None], 4, 1)
         pin_start = self.pos[self.pinned_ids, :3] if pin_end is not None else None
         if (
             pin_start is not None
             and pin_end is not None
-            and jump_too_far(pin_start, pin_end, dt, s.max_speed)
+            and jump_too_far(pin_start, pin_end, sim_dt, s.max_speed)
         ):
             self._carry_with_pins(pin_end)
             self._warn("pins jumped farther than the cloth can follow: carried with them")
             pin_start = self.pos[self.pinned_ids, :3]
-        sub_dt = dt / s.substeps
-        hits = tuple(colliders)
+        return FramePlan(sim_dt, substeps, pin_start, pin_end, revert, weights)
+
+    def pull_to_shape(self, plan: FramePlan) -> None:
+        """A soft body's pull back to its shape after a substep (nothing for cloth)."""
+        if plan.revert is not None and plan.weights is not None:
+            pull_toward(self.pos, self.vel, plan.revert, plan.weights, self._pull_work)
+
+    def finish_frame(self, plan: FramePlan) -> np.ndarray:
+        """Check the frame's result (restoring the last good state if it is bad) and return
+        positions ``(N, 3)`` float32."""
         with np.errstate(all="ignore"):
-            for k in range(1, s.substeps + 1):
-                pins = None
-                if pin_end is not None and pin_start is not None:
-                    t = k / s.substeps
-                    pins = (pin_start + (pin_end - pin_start) * t).astype(self.dtype)
-                self.solver.substep(self.pos, self.vel, sub_dt, pins, hits, k - 1)
-                if revert is not None and weights is not None:
-                    pull_toward(self.pos, self.vel, revert, weights, self._pull_work)
-            problem = self.guard.problem(self.pos, self.vel, self._good_pos, dt)
+            problem = self.guard.problem(self.pos, self.vel, self._good_pos, plan.sim_dt)
         if problem is None:
             self._remember_good()
         else:
-            self._recover(problem, pin_end)
+            self._recover(problem, plan.pin_end)
         return self.positions()
 
     # helpers -----------------------------------------------------------------------------
 
     def _set(self, pos: np.ndarray, vel: np.ndarray) -> None:
-        self.pos = self.solver.make_state(pos)
-        self.vel = self.solver.make_state(vel)
-        self._pull_work = np.empty_like(self.pos)
+        """Load ``(N, 3)`` positions and velocities, into the existing storage when it has the
+        solver's dtype (a ``World`` keeps it as a view of its shared arrays)."""
+        current: np.ndarray | None = getattr(self, "pos", None)
+        speeds: np.ndarray | None = getattr(self, "vel", None)
+        if current is not None and speeds is not None and current.dtype == self.solver.dtype:
+            for storage, values in ((current, pos), (speeds, vel)):
+                storage[:, :3] = values
+                storage[:, 3] = 0.0
+        else:
+            self.pos = self.solver.make_state(pos)
+            self.vel = self.solver.make_state(vel)
+            self._pull_work = np.empty_like(self.pos)
         self._remember_good()
 
     def _remember_good(self) -> None:
-        self._good_pos = self.pos.copy()
+        good = getattr(self, "_good_pos", None)
+        if good is not None and good.shape == self.pos.shape and good.dtype == self.pos.dtype:
+            np.copyto(good, self.pos)  # in place: a World may keep it as a view
+        else:
+            self._good_pos = self.pos.copy()
 
     def _recover(self, problem: str, pin_end: np.ndarray | None) -> None:
         self.recoveries += 1

@@ -3,7 +3,8 @@
 After each resolve every movable point moves a fraction ``s_sub`` of the way to its original
 position transformed by the object's current matrix: ``d = (target - pos) * s_sub;
 vel += d; pos += d``. With ``s_sub = 1 - (1 - s) ** (1 / substeps)`` the remaining offset
-after one frame is ``(1 - s)`` of what it was whatever the substep count.
+after one frame is ``(1 - s)`` of what it was whatever the substep count (``(1 - s) **
+time_scale`` with a speed multiplier).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import numpy as np
 from .affine import transform_points
 
 
-def substep_fraction(shape_stiffness: float, substeps: int) -> float:
+def substep_fraction(shape_stiffness: float, substeps: int, time_scale: float = 1.0) -> float:
+    """The pull per substep; with a ``time_scale`` the frame's pull is that of ``time_scale``
+    frames (a slowed simulation returns to shape as slowly as it moves)."""
     s = min(max(float(shape_stiffness), 0.0), 1.0)
-    return 1.0 - (1.0 - s) ** (1.0 / max(int(substeps), 1))
+    return 1.0 - (1.0 - s) ** (float(time_scale) / max(int(substeps), 1))
 
 
 def transformed(rest: np.ndarray, matrix: np.ndarray | None) -> np.ndarray:
@@ -35,7 +38,7 @@ def pull_toward(
     """``d = (targets - pos) * weights`` added to positions and velocities (all ``(N, 4)``).
 
     ``weights``: the substep fraction for movable points, 0 for pinned ones, best ``(N, 4)``
-    (the same per row: a ``(N, 1)`` one broadcast over rows of 4 costs 9x more in numpy).
+    (the same per row: a ``(N, 1)`` one broadcast over rows of 4 costs several times more).
     ``work``: an ``(N, 4)`` buffer for ``d`` (a temporary that size is mapped per call).
     """
     d = np.subtract(targets, pos, out=work)

@@ -6,8 +6,11 @@ Per spring, with ``dir`` the unit vector from its first to its second point:
 subtracted from the second. Then ``v += F / m * dt; x += v * dt`` (velocity first), mass 0
 pinned. Collisions push points out and adjust velocities (``colliders.resolve_velocities``).
 
-Explicit integration needs ``dt < 2 / omega_max``: with realistic stiffness it takes many
-substeps, and an exploded state is caught by the simulator's guard, not here.
+Explicit integration needs ``dt < 2 / omega_max``: ``substeps_for`` raises the substep count
+to what the bound of ``stability.py`` asks for the stiffest point, up to
+``settings.max_substeps``; stiffer springs than that allows are softened (all ``ks`` and
+``kd`` by one factor, reported in ``notes``), so the defaults and the book's constants run
+stable. Face wind (``settings.wind_model == "FACE"``) replaces the uniform wind force.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import numpy as np
 from .colliders import Collider, resolve_velocities
 from .model import ClothModel
 from .settings import SimSettings
+from .stability import point_rates, stiffness_scale_for, substeps_needed
+from .wind import face_wind_for
 
 
 class ClassicSolver:
@@ -45,14 +50,40 @@ class ClassicSolver:
         self.b = model.springs[:, 1]
         self.rest = model.rest_lengths
         self.point_damping = settings.damping * model.damping_scale
+        self.notes: list[str] = []
+        self.face_wind = face_wind_for(model, settings, self.notes)
+        self._rates = point_rates(
+            model.springs, self.ks, self.kd, self.inv_mass, self.point_damping, settings.drag
+        )
+        nominal = settings.time_scale / settings.fps
+        scale = stiffness_scale_for(nominal, settings.max_substeps, *self._rates)
+        if scale < 1.0:
+            self.ks *= scale
+            self.kd *= scale
+            stiff, damp, own = self._rates
+            self._rates = (stiff * scale, damp * scale, own)
+            self.notes.append(
+                f"classic solver: springs softened to {scale:.3g} x their stiffness to stay "
+                f"stable with {settings.max_substeps} substeps (raise max_substeps or use XPBD)"
+            )
+
+    def substeps_for(self, step: float) -> int:
+        """Substeps for ``step`` seconds of simulated time: the setting, or more when the
+        stability bound needs them (at most ``max_substeps``)."""
+        needed = substeps_needed(step, *self._rates)
+        return min(max(self.settings.substeps, needed), self.settings.max_substeps)
 
     def forces(self, pos: np.ndarray, vel: np.ndarray) -> np.ndarray:
         """Total force ``(N, 4)`` on every point, the book's way."""
         s = self.settings
         m = self.model.masses[:, None]
         gravity = np.append(s.gravity, 0.0)
-        wind = np.append(s.wind, 0.0)
-        force = m * gravity + wind - self.point_damping[:, None] * vel
+        force = m * gravity - self.point_damping[:, None] * vel
+        if self.face_wind is not None:
+            if np.any(s.wind):
+                force[:, :3] += self.face_wind.forces(pos, s.wind)
+        else:
+            force[:, :3] += s.wind
         if s.drag:
             force -= s.drag * m * vel
         if self.a.size:

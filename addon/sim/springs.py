@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_VERTICES_FOR_TRIPLES = 2_000_000  # (v, a, b) keys are packed into one int64
+from .neighbours import Directed, blocks, directed, first_min
+
+CHUNK_POINTS = 1 << 17  # points whose neighbour tables are compared at a time
 STRAIGHT_COSINE = -np.sqrt(0.5)  # bend pairs need an angle a-v-b wider than 135 degrees
 
 
@@ -81,8 +83,12 @@ def _encode(pairs: np.ndarray, n: int) -> np.ndarray:
 def _without(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarray:
     if not excluded or not pairs.size:
         return pairs
-    ex = np.concatenate([_encode(e, n) for e in excluded])
-    return pairs[~np.isin(_encode(pairs, n), ex)]
+    ex = np.sort(np.concatenate([_encode(e, n) for e in excluded]), kind="stable")
+    if not ex.size:
+        return pairs
+    keys = _encode(pairs, n)
+    found = np.searchsorted(ex, keys).clip(max=ex.size - 1)
+    return pairs[ex[found] != keys]
 
 
 def face_edges(
@@ -103,8 +109,11 @@ def shear_springs(
     face_sizes: np.ndarray | list[int],
     corners: np.ndarray | list[int],
     vertex_count: int | None = None,
+    edges: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Pairs of non-adjacent corners of each face (quad diagonals), minus existing edges."""
+    """Pairs of non-adjacent corners of each face (quad diagonals), minus existing edges.
+
+    ``edges``: the face edges when already known (``face_edges`` of the same faces)."""
     sizes = _as_index_array(face_sizes)
     verts = _as_index_array(corners)
     n = _vertex_count(verts, vertex_count)
@@ -120,35 +129,76 @@ def shear_springs(
     if not firsts:
         return np.empty((0, 2), dtype=np.int64)
     pairs = _unique_pairs(np.concatenate(firsts), np.concatenate(seconds), n)
-    return _without(pairs, [face_edges(sizes, verts, n)], n)
+    return _without(pairs, [face_edges(sizes, verts, n) if edges is None else edges], n)
 
 
-def _neighbour_triples(edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All ``(v, a, b)`` with ``a != b`` both edge neighbours of ``v``."""
-    v = np.concatenate([edges[:, 0], edges[:, 1]])
-    other = np.concatenate([edges[:, 1], edges[:, 0]])
-    order = np.lexsort((other, v))
-    v, other = v[order], other[order]
-    degree = np.bincount(v, minlength=n)
-    seg_start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(degree, out=seg_start[1:])
-    # each directed edge p = (v, a) pairs with every q in v's segment
-    reps = degree[v]
-    p = np.repeat(np.arange(v.size, dtype=np.int64), reps)
-    run_start = np.repeat(np.cumsum(reps) - reps, reps)
-    q = seg_start[v[p]] + (np.arange(p.size, dtype=np.int64) - run_start)
-    keep = p != q
-    p, q = p[keep], q[keep]
-    return v[p], other[p], other[q]
-
-
-def _face_corner_triples(sizes: np.ndarray, verts: np.ndarray, n: int) -> np.ndarray:
-    """Keys of ``(v, min(prev, next), max(prev, next))`` for every corner of every face."""
+def _face_turns(sizes: np.ndarray, verts: np.ndarray, graph: Directed) -> tuple[np.ndarray, ...]:
+    """For every face corner ``p -> v -> q``: the directed pairs ``(v, p)`` and ``(v, q)`` as
+    indices into ``graph`` (``graph`` sorted by source, then destination)."""
+    n = graph.n
     nxt = _next_corner(sizes)
     prv = np.empty_like(nxt)
     prv[nxt] = np.arange(nxt.size, dtype=np.int64)
-    a, b = verts[prv], verts[nxt]
-    return (verts * n + np.minimum(a, b)) * n + np.maximum(a, b)
+    keys = graph.src * n + graph.dst
+    out = []
+    for other in (verts[prv], verts[nxt]):
+        wanted = verts * n + other
+        found = np.searchsorted(keys, wanted).clip(max=max(keys.size - 1, 0))
+        out.append(np.where(keys[found] == wanted, found, -1))
+    ok = (out[0] >= 0) & (out[1] >= 0)
+    return out[0][ok], out[1][ok]
+
+
+def _turn_mask(graph: Directed, turns: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Flags over every point's ``(d, d)`` table of neighbour pairs (tables laid end to end,
+    points in order): True where the two neighbours are a face's corners either side of the
+    point. Returns the flags and each point's table start."""
+    degree = graph.degree
+    table_start = np.zeros(graph.n + 1, dtype=np.int64)
+    np.cumsum(degree * degree, out=table_start[1:])
+    flags = np.zeros(int(table_start[-1]), dtype=bool)
+    before, after = turns
+    v = graph.src[before]
+    slot_b = before - graph.start[v]
+    slot_a = after - graph.start[v]
+    d = degree[v]
+    flags[table_start[v] + slot_b * d + slot_a] = True
+    flags[table_start[v] + slot_a * d + slot_b] = True
+    return flags, table_start
+
+
+def _opposite_partners(
+    graph: Directed, positions: np.ndarray, flags: np.ndarray, table_start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(a, b)`` where ``b`` is the neighbour of ``v`` most opposite ``a`` (smallest
+    cosine, ties: smallest ``b``), not a face turn, at an angle wider than 135 degrees."""
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
+    columns = [np.ascontiguousarray(positions[:, axis]) for axis in range(3)]
+    for block in blocks(graph):
+        d = block.degree
+        for lo in range(0, block.points.size, CHUNK_POINTS):
+            v = block.points[lo : lo + CHUNK_POINTS]
+            edges = block.edges[lo : lo + CHUNK_POINTS]
+            nbr = graph.dst[edges]
+            offsets = np.empty((*nbr.shape, 3), dtype=np.float64)
+            for axis in range(3):
+                column = columns[axis]
+                here = np.take(column, v)[:, None]
+                np.subtract(np.take(column, nbr), here, out=offsets[..., axis])
+            norm = np.sqrt(np.einsum("vik,vik->vi", offsets, offsets))
+            cosine = np.einsum("vik,vjk->vij", offsets, offsets)
+            cosine /= np.maximum(norm[:, :, None] * norm[:, None, :], 1e-30)
+            start = table_start[v][:, None] + np.arange(d * d)
+            np.copyto(cosine, np.inf, where=np.take(flags, start).reshape(-1, d, d))
+            cosine[:, np.arange(d), np.arange(d)] = np.inf
+            best, best_cos = first_min(cosine)
+            keep = best_cos < STRAIGHT_COSINE
+            firsts.append(nbr[keep])
+            seconds.append(np.take_along_axis(nbr, best, axis=1)[keep])
+    if not firsts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    return np.concatenate(firsts), np.concatenate(seconds)
 
 
 def bend_springs(
@@ -156,39 +206,30 @@ def bend_springs(
     corners: np.ndarray | list[int],
     positions: np.ndarray,
     exclude: np.ndarray | None = None,
+    edges: np.ndarray | None = None,
+    shear: np.ndarray | None = None,
 ) -> np.ndarray:
     """Pairs of neighbours lying opposite through a shared vertex (see the module docstring).
 
     ``positions`` is the rest shape ``(n, 3)``; ``exclude`` more pairs to leave out (loose
-    springs from a file). Structural and shear pairs are always left out.
+    springs from a file). Structural and shear pairs are always left out; ``edges`` and
+    ``shear`` pass them in when already built for the same faces.
     """
     sizes = _as_index_array(face_sizes)
     verts = _as_index_array(corners)
     pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
     n = max(_vertex_count(verts, None), pos.shape[0])
-    if n > MAX_VERTICES_FOR_TRIPLES:
-        raise ValueError(f"bend springs support at most {MAX_VERTICES_FOR_TRIPLES} vertices")
-    edges = face_edges(sizes, verts, n)
+    if edges is None:
+        edges = face_edges(sizes, verts, n)
     if not edges.size:
         return np.empty((0, 2), dtype=np.int64)
-    v, a, b = _neighbour_triples(edges, n)
-    keys = (v * n + np.minimum(a, b)) * n + np.maximum(a, b)
-    candidate = ~np.isin(keys, _face_corner_triples(sizes, verts, n))
-    v, a, b = v[candidate], a[candidate], b[candidate]
-    if not v.size:
+    graph = directed(edges, n, by_destination=True)
+    flags, table_start = _turn_mask(graph, _face_turns(sizes, verts, graph))
+    a, b = _opposite_partners(graph, pos, flags, table_start)
+    if not a.size:
         return np.empty((0, 2), dtype=np.int64)
-    da = pos[a] - pos[v]
-    db = pos[b] - pos[v]
-    norms = np.linalg.norm(da, axis=1) * np.linalg.norm(db, axis=1)
-    cosine = np.einsum("ij,ij->i", da, db) / np.maximum(norms, 1e-30)
-    # for each directed (v, a) keep the b with the smallest cosine (ties: smallest b)
-    order = np.lexsort((b, cosine, a, v))
-    v, a, b = v[order], a[order], b[order]
-    first = np.ones(v.size, dtype=bool)
-    first[1:] = (v[1:] != v[:-1]) | (a[1:] != a[:-1])
-    first &= cosine[order] < STRAIGHT_COSINE
-    pairs = _unique_pairs(a[first], b[first], n)
-    excluded = [edges, shear_springs(sizes, verts, n)]
+    pairs = _unique_pairs(a, b, n)
+    excluded = [edges, shear_springs(sizes, verts, n, edges) if shear is None else shear]
     if exclude is not None:
         excluded.append(np.asarray(exclude, dtype=np.int64).reshape(-1, 2))
     return _without(pairs, excluded, n)

@@ -161,3 +161,18 @@ class TetherSlot:
             column = delta[:, axis]
             column *= factor
         p -= delta
+
+
+def share_work(slots: list[TetherSlot]) -> list[TetherSlot]:
+    """Let ``slots`` (solved one after the other) use views of one set of work arrays."""
+    largest = max(slots, key=lambda t: t.points.size, default=None)
+    if largest is None:
+        return slots
+    for slot in slots:
+        count = slot.points.size
+        slot.anchors = largest.anchors[:count]
+        slot.delta = largest.delta[:count]
+        slot.square = largest.square[:count]
+        slot.length = largest.length[:count]
+        slot.factor = largest.factor[:count]
+    return slots

@@ -2,7 +2,7 @@
 
 A colour group of a quad grid touches almost every point (``2g ~ N``), and so does a tether
 slot. Gathering such a set, projecting it and writing it back costs a ``2g`` take and an
-``N`` or ``2g`` write (complex128 items: a take ~0.8 ns an item, a scatter ~1.6 ns).
+``N`` or ``2g`` write of complex128 items (a scatter costs about twice a take).
 Instead, while a pass runs, the state is kept *permuted*: in the order of the big set being
 solved (a group's first ends, then its second ends; a slot's tethered points), then the
 points it does not touch. The set is then a contiguous block projected in place, and moving
@@ -27,8 +27,8 @@ import numpy as np
 from .constraint_pass import ConstraintGroup, GroupViews, project, solve_group
 from .tethers import TetherSlot
 
-# 2g / N from which a group is solved in place after a permuting take (N items taken, ~0.8 ns
-# each) rather than by a 2g gather and a 2g scatter (~2.4 ns an item together)
+# 2g / N from which a group is solved in place after a permuting take of N items rather
+# than by a 2g gather and a 2g scatter (about three takes' worth an item)
 IN_PLACE_MIN_FRACTION = 1.0 / 3.0
 
 
@@ -54,11 +54,14 @@ class PassPlan:
         views: Sequence[GroupViews],
         point_count: int,
         slots: Sequence[TetherSlot] = (),
+        shared: _Shared | None = None,
     ) -> None:
         self.n = point_count
         self.steps: list[_Step] = []
         self._order: np.ndarray | None = None  # the current order (None: the natural one)
         self._position: np.ndarray | None = None  # where each point is in it
+        self._head: int = 0  # id of the set the current order starts with (0: natural)
+        self._shared = shared if shared is not None else _Shared(point_count)
         for g, w in zip(groups, views, strict=True):
             if g.ends.size >= IN_PLACE_MIN_FRACTION * point_count:
                 reorder = self._enter(g.ends)
@@ -69,10 +72,11 @@ class PassPlan:
             reorder = self._enter(slot.points)
             self.steps.append(_Step(None, None, slot, reorder, None, self._here(slot.pins)))
         self.back = self._position  # natural order from the last one (None: never left it)
-        self._buffers = (
-            np.zeros(point_count, np.complex128),
-            np.zeros(point_count, np.complex128),
-        )
+        self._buffers = self._shared.buffers
+
+    def forget_build(self) -> None:
+        """Drop what only building needed (``back`` keeps the last order's positions)."""
+        self._order = None
 
     def _here(self, ids: np.ndarray) -> np.ndarray:
         """``ids`` translated into the current order."""
@@ -88,10 +92,15 @@ class PassPlan:
         untouched = np.ones(n, dtype=bool)
         untouched[head] = False
         order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp)
-        reorder = order if self._position is None else self._position[order]
+        key = (self._head, id(head))
+        reorder = self._shared.orders.get(key)  # another plan made the same move: share it
+        if reorder is None:
+            reorder = order if self._position is None else self._position[order]
+            self._shared.orders[key] = reorder
         self._order = order
         self._position = np.empty(n, dtype=np.intp)
         self._position[order] = np.arange(n, dtype=np.intp)
+        self._head = id(head)
         return reorder
 
     def run(self, points: np.ndarray) -> None:
@@ -126,10 +135,27 @@ def pass_plans(
     """One plan per substep residue: groups with ``period`` p run when ``index % p == phase``;
     tether slots close every pass."""
     cycle = lcm(*(g.period for g in groups)) if groups else 1
+    shared = _Shared(point_count)
     plans = []
     for residue in range(cycle):
         chosen = [i for i, g in enumerate(groups) if residue % g.period == g.phase]
-        plans.append(
-            PassPlan([groups[i] for i in chosen], [views[i] for i in chosen], point_count, slots)
-        )
+        chosen_groups = [groups[i] for i in chosen]
+        chosen_views = [views[i] for i in chosen]
+        plans.append(PassPlan(chosen_groups, chosen_views, point_count, slots, shared))
+    shared.orders.clear()  # only needed while building
+    for plan in plans:
+        plan.forget_build()
     return plans
+
+
+class _Shared:
+    """What the plans of one solver share: the two take buffers (plans run one at a time)
+    and the moves already built, keyed by (the set the order came from, the set it enters),
+    so a move both plans make is stored once."""
+
+    def __init__(self, point_count: int) -> None:
+        self.buffers = (
+            np.zeros(point_count, np.complex128),
+            np.zeros(point_count, np.complex128),
+        )
+        self.orders: dict[tuple[int, int], np.ndarray] = {}

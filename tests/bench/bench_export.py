@@ -6,9 +6,10 @@ own C++ OBJ exporter on the same mesh, side by side in one process, medians of s
     .venv/bin/python tests/bench/bench_export.py --runs 5 --before 6f4ca9a  # old writer too
 
 The grid is imported once (from its binary .X); each round then runs every exporter once, in
-turn, so machine load falls on all of them alike. Both sides write normals and UVs. Wall
-medians, the fastest run, and median CPU seconds of the process (all threads: OBJ's too).
-Targets (issue 8): text <= 1.5x and binary <= 0.5x the OBJ exporter.
+turn (starting one further along each round), so machine load falls on all of them alike.
+Both sides write normals and UVs. Wall medians, the fastest run, and median CPU seconds of the
+process (all threads: OBJ's too).
+Targets (issue 17): text <= 1.3x and binary <= 0.3x the OBJ exporter.
 """
 
 from __future__ import annotations
@@ -95,8 +96,12 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in exporters}
     cpu: dict[str, list[float]] = {name: [] for name in exporters}
     load_before = os.getloadavg()[0]
-    for _ in range(args.runs):
-        for name, run in exporters.items():
+    names = list(exporters)
+    for round_ in range(args.runs):
+        # a different exporter goes first each round: the one after OBJ's 137 MB write
+        # meets its dirty pages, and that should not always be the same one
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            run = exporters[name]
             start, start_cpu = time.perf_counter(), time.process_time()
             run()
             times[name].append(time.perf_counter() - start)
@@ -121,7 +126,7 @@ def main() -> int:
             same = filecmp.cmp(out / f"grid.{f}.x", out / f"grid.old.{f}.x", shallow=False)
             print(f"{f}: {'identical to' if same else 'DIFFERS from'} {args.before}'s file")
     text, binary = medians["x txt"] / base, medians["x bin"] / base
-    print(f"targets: text {text:.2f}x <= 1.5x, binary {binary:.2f}x <= 0.5x")
+    print(f"targets: text {text:.2f}x <= 1.3x, binary {binary:.2f}x <= 0.3x")
     return 0
 
 

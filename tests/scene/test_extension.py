@@ -90,6 +90,7 @@ def test_zip_holds_the_package_and_no_dev_files(extension_zip: Path) -> None:
         assert top not in FORBIDDEN_TOP, name
         assert not top.startswith(FORBIDDEN_PREFIXES), name
         assert "__pycache__" not in name and not name.endswith(".pyc"), name
+        assert not name.startswith("addon/batch/"), name  # the batch tool needs Dask: not shipped
 
 
 # Runs in a fresh interpreter with the sandboxed user folder; prints one JSON line.

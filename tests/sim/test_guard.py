@@ -54,10 +54,9 @@ def test_huge_stiffness(solver: str) -> None:
     sim = Simulator(model, SimSettings.cloth(solver=solver, stiffness=1e12, substeps=2))
     out = _run(sim, 10)
     assert np.abs(out).max() < 100.0
+    assert sim.recoveries == 0  # XPBD is stable at any stiffness; classic is softened
     if solver == "CLASSIC":
-        assert sim.recoveries > 0  # explicit Euler explodes there; the guard caught it
-    else:
-        assert sim.recoveries == 0  # XPBD is stable at any stiffness
+        assert any("softened" in w for w in sim.warnings)
 
 
 def test_zero_length_springs_and_coincident_points() -> None:

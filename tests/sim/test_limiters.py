@@ -6,8 +6,8 @@ import numpy as np
 
 from addon.sim import Plane, SimSettings, Simulator, Sphere
 from addon.sim.limiters import chain_pairs, limiter_levels
-from addon.sim.solver_xpbd import _limiter_level_count
 from addon.sim.springs import face_edges
+from addon.sim.xpbd_build import limiter_level_count
 
 from .grids import quad_grid
 from .helpers import grid_model, structural_stretch
@@ -86,8 +86,8 @@ def test_finer_cloth_gets_one_more_level_per_doubling() -> None:
     # 101 x 101 points: 100 springs across (the reference) -> as set; 201: 200 across -> +1
     coarse, fine = grid_model(101, size=2.0), grid_model(201, size=2.0)
     cloth = SimSettings.cloth(stretch_limit_levels=3)
-    assert _limiter_level_count(cloth, coarse) == 3
-    assert _limiter_level_count(cloth, fine) == 4
-    assert _limiter_level_count(SimSettings.cloth(stretch_limit_levels=0), fine) == 0
-    assert _limiter_level_count(SimSettings.soft_body(stretch_limit_levels=3), fine) == 0
-    assert _limiter_level_count(SimSettings.cloth(stretch_limit_levels=8), fine) == 8
+    assert limiter_level_count(cloth, coarse) == 3
+    assert limiter_level_count(cloth, fine) == 4
+    assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=0), fine) == 0
+    assert limiter_level_count(SimSettings.soft_body(stretch_limit_levels=3), fine) == 0
+    assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=8), fine) == 8

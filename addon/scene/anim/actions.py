@@ -118,11 +118,14 @@ def play(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.Action
     anim.action_slot = slot
 
 
-def stash(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot) -> None:
-    """Put ``action`` on a muted NLA track of its own, ready to be switched on or mixed."""
+def stash(
+    obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot, mute: bool = True
+) -> None:
+    """Put ``action`` on an NLA track of its own, muted (ready to be switched on or mixed) or
+    playing."""
     anim = obj.animation_data or obj.animation_data_create()
     track = anim.nla_tracks.new()
     track.name = action.name
     strip = track.strips.new(action.name, int(action.frame_range[0]), action)
     strip.action_slot = slot
-    track.mute = True
+    track.mute = mute

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
-from ..rig.rig_math import decompose, make_continuous
+from ..rig.rig_math import decompose, inverse4, make_continuous
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
 from .key_sampling import (
@@ -27,6 +27,7 @@ from .key_sampling import (
     refine_times,
     sample_parts,
     split_keys,
+    ticks_are_frames,
 )
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
@@ -55,7 +56,7 @@ class AnimationTargets:
 def to_file_matrix(conversion: SpaceConversion, m: np.ndarray) -> np.ndarray:
     """Inverse of :func:`.skeleton.convert_matrices` for one matrix."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return np.asarray((np.linalg.inv(c) @ m @ c).T)
+    return np.asarray((inverse4(c) @ m @ c).T)
 
 
 def targets_from_armature(
@@ -82,7 +83,7 @@ def targets_from_armature(
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
         rest_local = file_locals.get(bone.name)
         if rest_local is None:
-            rest_local = to_file_matrix(conversion, np.linalg.inv(parent_bind) @ bind)
+            rest_local = to_file_matrix(conversion, inverse4(parent_bind) @ bind)
         out.bones[bone.name] = BoneTarget(
             bone.name, read_matrix(bone.matrix_local), bind, parent_bind, rest_local
         )
@@ -93,11 +94,13 @@ def _frames_per_second(scene: bpy.types.Scene) -> float:
     return float(scene.render.fps) / float(scene.render.fps_base or 1.0)
 
 
-def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
+def apply_scene_timing(
+    data: SceneData, blender_scene: bpy.types.Scene, ticks_per_second: float | None = None
+) -> None:
     """Scene rate from the keys' spacing (when whole), before ticks are turned into frames."""
-    tps = data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
+    tps = ticks_per_second or data.ticks_per_second or DEFAULT_TICKS_PER_SECOND
     times = [t.times for s in data.animation_sets for a in s.animations for t in a.tracks]
-    rate = guess_frame_rate(times, tps)
+    rate = ticks_are_frames(times, tps) or guess_frame_rate(times, tps)
     if rate is not None:
         blender_scene.render.fps = round(rate)
         blender_scene.render.fps_base = 1.0
@@ -106,7 +109,7 @@ def apply_scene_timing(data: SceneData, blender_scene: bpy.types.Scene) -> None:
 def _sides(conversion: SpaceConversion, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``(..., 2, 4, 4)``: file row local ``M`` -> keyed basis ``left @ C @ M.T @ C^-1 @ right``."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return np.stack([left @ c, np.linalg.inv(c) @ right], axis=-3)
+    return np.stack([left @ c, inverse4(c) @ right], axis=-3)
 
 
 def bone_sides(conversion: SpaceConversion, bones: list[BoneTarget]) -> dict[str, np.ndarray]:
@@ -200,14 +203,18 @@ def build_actions(
     blender_scene: bpy.types.Scene,
     set_scene_range: bool = False,
     max_step: float = DEFAULT_MAX_STEP,
+    ticks_per_second: float | None = None,
+    together: bool = False,
 ) -> tuple[list[bpy.types.Action], list[str]]:
     """One action per AnimationSet; the first plays, the others go to muted NLA tracks.
 
     ``max_step`` (radians): rotation spans wider than this get extra keys so that Blender's
     per-channel interpolation follows the file's slerp; 0 keeps exactly the file's key times.
+    ``ticks_per_second`` overrides the file's; ``together``: every set plays, each on an
+    unmuted NLA track (for sets that key disjoint bones), no action active.
     """
     warnings: list[str] = []
-    tps = float(data.ticks_per_second or DEFAULT_TICKS_PER_SECOND)
+    tps = float(ticks_per_second or data.ticks_per_second or DEFAULT_TICKS_PER_SECOND)
     if tps <= 0:
         warnings.append(f"AnimTicksPerSecond {tps} is not positive; using 4800")
         tps = DEFAULT_TICKS_PER_SECOND
@@ -256,11 +263,24 @@ def build_actions(
             f"animations of {len(unknown)} frame(s) with no bone or object: "
             + ", ".join(sorted(unknown)[:10])
         )
+    if together:
+        for owner in {o for _, users in built for o in users}:
+            playing = owner.animation_data
+            if playing is not None and playing.action is not None and playing.action_slot:
+                stash(owner, playing.action, playing.action_slot)  # what played: kept, muted
+                playing.action = None
     for number, (builder, users) in enumerate(built):
         for owner in users:
             slot = builder.slot_for(owner)
-            (play if number == 0 else stash)(owner, builder.action, slot)
-    if set_scene_range and built and np.isfinite(built[0][0].first):
-        blender_scene.frame_start = int(np.floor(built[0][0].first))
-        blender_scene.frame_end = max(int(np.ceil(built[0][0].last)), blender_scene.frame_start + 1)
+            if together:
+                stash(owner, builder.action, slot, mute=False)
+            else:
+                (play if number == 0 else stash)(owner, builder.action, slot)
+    ranges = [(b.first, b.last) for b, _ in (built if together else built[:1])]
+    ranges = [r for r in ranges if np.isfinite(r[0])]
+    if set_scene_range and ranges:
+        first = min(r[0] for r in ranges)
+        last = max(r[1] for r in ranges)
+        blender_scene.frame_start = int(np.floor(first))
+        blender_scene.frame_end = max(int(np.ceil(last)), blender_scene.frame_start + 1)
     return [b.action for b, _ in built], warnings

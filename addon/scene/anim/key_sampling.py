@@ -190,3 +190,17 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         return None
     rate = ticks_per_second / step
     return float(rate) if any(abs(rate - r) < 1e-9 for r in COMMON_RATES) else None
+
+
+def ticks_are_frames(all_times: list[np.ndarray], ticks_per_second: float) -> float | None:
+    """``ticks_per_second`` when it is a common frame rate and every key is on a whole tick:
+    the file counts in frames (what xof's exporter writes), however sparse the keys."""
+    if not any(abs(ticks_per_second - r) < 1e-9 for r in COMMON_RATES):
+        return None
+    if not any(len(t) for t in all_times):
+        return None
+    for t in all_times:
+        t = np.asarray(t, dtype=np.float64)
+        if np.any(np.abs(t - np.rint(t)) > 1e-6):
+            return None
+    return float(ticks_per_second)

@@ -1,10 +1,17 @@
 """Solver colliders from the Blender objects in a collider collection.
 
-A flat object (one dimension near zero: a plane mesh, a flattened cube) is a ``Plane``
-through its centre with its flat axis as the normal; anything else is a ``Sphere`` centred on
-its bounding box with radius = its largest dimension / 2 (what an ico or UV sphere's
-``dimensions / 2`` gives). Empties: 'SPHERE' display = sphere of the displayed size, other
-displays = the XY plane of the empty. Transforms are read as evaluated for this frame.
+A mesh (and a curve, surface, text or metaball, through its evaluated mesh) collides as its
+evaluated triangle surface at this frame: skinned, shape-keyed, animated and modified as
+shown. Its thickness and friction come from Blender's Collision modifier when it has one
+(``thickness_outer``; ``thickness_inner`` when "Single Sided" is on; ``cloth_friction`` /
+100 as the friction coefficient), so a scene set up for Blender's Cloth works unchanged;
+else from the object's ``xof_physics`` collider settings. Sphere and plane are analytic
+shapes for empties ('SPHERE' display = a sphere of the displayed size, other displays = the
+XY plane of the empty) and for a mesh whose collider shape is set to one of them (the
+sphere around its bounding box, the plane through its centre normal to its flattest axis).
+
+``SurfaceColliders`` keeps one ``MeshCollider`` per object between frames, so the solver
+sees each surface move from its previous pose to this frame's.
 """
 
 from __future__ import annotations
@@ -14,8 +21,13 @@ from typing import Any
 import numpy as np
 
 from ...sim.colliders import Plane, Sphere
+from ...sim.mesh_collider import MeshCollider
 
-FLAT_RATIO = 1e-3  # a dimension below this fraction of the largest one counts as flat
+SURFACE_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
+FRICTION_SCALE = 0.01  # Blender's cloth_friction (0-80) to a Coulomb coefficient
+DEFAULT_OUTER = 0.01  # metres, a mesh without a Collision modifier or xof settings
+
+Collider = Sphere | Plane | MeshCollider
 
 
 def _matrix(obj: Any, depsgraph: Any) -> np.ndarray:
@@ -23,8 +35,14 @@ def _matrix(obj: Any, depsgraph: Any) -> np.ndarray:
     return np.array(src.matrix_world, dtype=np.float64)
 
 
+def _shape_choice(obj: Any) -> str:
+    props = getattr(obj, "xof_physics", None)
+    return str(getattr(props, "collider_shape", "SURFACE"))
+
+
 def collider_for(obj: Any, depsgraph: Any = None) -> Sphere | Plane | None:
-    """The collider an object stands for, or None (e.g. a zero-size object)."""
+    """The analytic collider of an empty, or of an object whose collider shape is 'SPHERE'
+    or 'PLANE' (None for a zero-size object)."""
     m = _matrix(obj, depsgraph)
     axes = m[:3, :3]
     scales = np.linalg.norm(axes, axis=0)
@@ -39,24 +57,108 @@ def collider_for(obj: Any, depsgraph: Any = None) -> Sphere | Plane | None:
     if not np.isfinite(dims).all() or dims.max() <= 0.0:
         return None
     centre = m @ np.append((lo + hi) / 2.0, 1.0)
-    flat = int(np.argmin(dims))
-    if dims[flat] <= FLAT_RATIO * dims.max():
-        normal = axes[:, flat]
+    if _shape_choice(obj) == "PLANE":
+        normal = axes[:, int(np.argmin(dims))]
         return Plane(centre[:3], normal) if np.linalg.norm(normal) > 1e-12 else None
     return Sphere(centre[:3], float(dims.max() / 2.0))
 
 
+def surface_settings(obj: Any) -> tuple[float, float, float | None]:
+    """``(outer, inner, friction)`` of an object colliding as a surface: its Collision
+    modifier's, else its xof collider settings (friction None: the cloth's own)."""
+    for mod in getattr(obj, "modifiers", ()):
+        if mod.type == "COLLISION" and getattr(mod, "settings", None) is not None:
+            s = mod.settings
+            inner = float(s.thickness_inner) if bool(getattr(s, "use_normal", False)) else 0.0
+            return float(s.thickness_outer), inner, float(s.cloth_friction) * FRICTION_SCALE
+    props = getattr(obj, "xof_physics", None)
+    if props is None or not hasattr(props, "collider_thickness"):
+        return DEFAULT_OUTER, 0.0, None
+    inner = float(props.collider_inner) if props.collider_single_sided else 0.0
+    friction = float(props.collider_friction) if props.collider_use_friction else None
+    return float(props.collider_thickness), inner, friction
+
+
+def evaluated_surface(obj: Any, depsgraph: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """World-space vertices ``(V, 3)`` float64 and triangles ``(T, 3)`` int64 of the
+    object's evaluated mesh at this frame, or None when it has no faces."""
+    src = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
+    try:
+        mesh = src.to_mesh()
+    except RuntimeError:
+        return None
+    try:
+        if mesh is None or not len(mesh.polygons):
+            return None
+        mesh.calc_loop_triangles()
+        count = len(mesh.vertices)
+        co = np.empty(count * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+    finally:
+        src.to_mesh_clear()
+    m = np.array(src.matrix_world, dtype=np.float64)
+    local = co.reshape(-1, 3).astype(np.float64)
+    world = local @ m[:3, :3].T + m[:3, 3]
+    return world, tris.reshape(-1, 3).astype(np.int64)
+
+
+class SurfaceColliders:
+    """The colliders of a collection frame by frame, with each mesh surface's previous pose
+    kept (``reset`` forgets them: the next frame starts at rest)."""
+
+    def __init__(self) -> None:
+        self._surfaces: dict[int, MeshCollider] = {}
+
+    def reset(self) -> None:
+        self._surfaces.clear()
+
+    def colliders(self, collection: Any, depsgraph: Any = None, exclude: Any = None) -> list:
+        """Every usable collider in ``collection`` (and its children), skipping ``exclude``."""
+        if collection is None:
+            return []
+        out: list[Collider] = []
+        seen: set[int] = set()
+        for obj in collection.all_objects:
+            if obj is exclude or (obj.type not in SURFACE_TYPES and obj.type != "EMPTY"):
+                continue
+            if obj.type == "EMPTY" or _shape_choice(obj) in {"SPHERE", "PLANE"}:
+                analytic = collider_for(obj, depsgraph)
+                if analytic is not None:
+                    out.append(analytic)
+                continue
+            key = int(obj.original.session_uid)
+            surface = self._surface(key, obj, depsgraph)
+            if surface is not None:
+                seen.add(key)
+                out.append(surface)
+        for key in set(self._surfaces) - seen:
+            del self._surfaces[key]
+        return out
+
+    def _surface(self, key: int, obj: Any, depsgraph: Any) -> MeshCollider | None:
+        found = evaluated_surface(obj, depsgraph)
+        if found is None:
+            return None
+        world, tris = found
+        outer, inner, friction = surface_settings(obj)
+        known = self._surfaces.get(key)
+        if (
+            known is not None
+            and known.vertex_count == len(world)
+            and np.array_equal(known.source_triangles, tris)
+            and (known.outer, known.inner, known.friction) == (outer, inner, friction)
+        ):
+            known.move_to(world)
+            return known
+        surface = MeshCollider(world, tris, outer=outer, inner=inner, friction=friction)
+        self._surfaces[key] = surface
+        return surface
+
+
 def colliders_from_collection(
     collection: Any, depsgraph: Any = None, exclude: Any = None
-) -> list[Sphere | Plane]:
-    """Every usable collider in ``collection`` (and its children), skipping ``exclude``."""
-    if collection is None:
-        return []
-    out: list[Sphere | Plane] = []
-    for obj in collection.all_objects:
-        if obj is exclude or obj.type not in {"MESH", "EMPTY", "CURVE", "SURFACE", "META"}:
-            continue
-        collider = collider_for(obj, depsgraph)
-        if collider is not None:
-            out.append(collider)
-    return out
+) -> list[Collider]:
+    """This frame's colliders, each surface at rest (no previous pose): for one-off use."""
+    return SurfaceColliders().colliders(collection, depsgraph, exclude)

@@ -64,16 +64,28 @@ def _keys(pairs: np.ndarray, n: int) -> np.ndarray:
 
 def group_weights(obj: Any, name: str, default: float) -> np.ndarray | None:
     """Per-vertex weights of group ``name`` (``default`` outside it), or None without it."""
-    group = obj.vertex_groups.get(name)
-    if group is None:
-        return None
-    index = group.index
-    out = np.full(len(obj.data.vertices), default, dtype=np.float64)
-    for vert in obj.data.vertices:
-        for elem in vert.groups:
-            if elem.group == index:
-                out[vert.index] = elem.weight
-                break
+    return groups_weights(obj, [name], default)[0]
+
+
+def groups_weights(obj: Any, names: list[str], default: float) -> list[np.ndarray | None]:
+    """``group_weights`` of several groups in one walk over the vertices (the Python API
+    has no bulk read of vertex-group weights, so the walk is done once, not per group)."""
+    n = len(obj.data.vertices)
+    tables: dict[int, np.ndarray] = {}  # group index -> weights
+    for name in names:
+        group = obj.vertex_groups.get(name) if name else None
+        if group is not None and group.index not in tables:
+            tables[group.index] = np.full(n, default, dtype=np.float64)
+    if tables:
+        for vert in obj.data.vertices:
+            for elem in vert.groups:
+                table = tables.get(elem.group)
+                if table is not None:
+                    table[vert.index] = elem.weight
+    out: list[np.ndarray | None] = []
+    for name in names:
+        group = obj.vertex_groups.get(name) if name else None
+        out.append(None if group is None else tables[group.index].copy())
     return out
 
 
@@ -194,6 +206,8 @@ class ClothInputs:
     stiffness_scale: np.ndarray | None
     damping_scale: np.ndarray | None
     warnings: list[str] = field(default_factory=list)
+    face_sizes: np.ndarray | None = None  # (F,) corners per face, for the face wind
+    face_corners: np.ndarray | None = None  # (C,) vertex per corner
 
 
 def rest_positions(obj: Any) -> np.ndarray:
@@ -244,7 +258,9 @@ def read_cloth_inputs(
     mesh = obj.data
     n = len(mesh.vertices)
     rest = rest_positions(obj).astype(np.float64)
-    masses = group_weights(obj, mass_group, 1.0) if mass_group else None
+    masses, stiffness_scale, damping_scale = groups_weights(
+        obj, [mass_group, STIFFNESS_GROUP, DAMPING_GROUP], 1.0
+    )
     structural = spring_edges(mesh, springs_source)
     parts: list[np.ndarray] = [structural]
     kinds: list[int] = [int(SpringKind.STRUCTURAL)]
@@ -258,11 +274,14 @@ def read_cloth_inputs(
             kinds.append(int(SpringKind.BEND))
     springs, source = merge_with_kinds(*parts)
     kind_of_source = np.asarray(kinds, dtype=np.uint8)
+    face_sizes, face_corners = mesh_faces(mesh)
     return ClothInputs(
         rest=rest,
         masses=np.ones(n) if masses is None else masses,
         springs=springs,
         kinds=kind_of_source[source] if source.size else np.empty(0, dtype=np.uint8),
-        stiffness_scale=group_weights(obj, STIFFNESS_GROUP, 1.0),
-        damping_scale=group_weights(obj, DAMPING_GROUP, 1.0),
+        stiffness_scale=stiffness_scale,
+        damping_scale=damping_scale,
+        face_sizes=face_sizes,
+        face_corners=face_corners,
     )

@@ -16,12 +16,14 @@ import numpy as np
 
 from ...sim.affine import affine_inverse, transform_points
 from ...sim.colliders import Collider
+from ...sim.mesh_collider import MeshCollider
 from ...sim.model import ClothModel
 from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
+from ...sim.xpbd_build import BUILD_STAGES
 from . import override as cloth_override
 from .cache import FrameCache
-from .colliders import colliders_from_collection
+from .colliders import SurfaceColliders
 from .data import read_cloth_inputs
 from .playback import Playback
 
@@ -38,6 +40,9 @@ def settings_from_props(props: Any, fps: float) -> SimSettings:
         damping=props.damping,
         gravity=np.array(props.gravity, dtype=np.float64),
         wind=np.array(props.wind, dtype=np.float64),
+        wind_model=getattr(props, "wind_model", "UNIFORM"),
+        time_scale=getattr(props, "time_scale", 1.0),
+        max_substeps=getattr(props, "max_substeps", 400),
         drag=props.drag,
         substeps=props.substeps,
         shape_stiffness=props.shape_stiffness,
@@ -45,7 +50,35 @@ def settings_from_props(props: Any, fps: float) -> SimSettings:
         collision_margin=props.collision_margin,
         fps=fps,
         tethers=props.sim_type == "CLOTH",
+        self_collision=bool(props.self_collision) and props.sim_type == "CLOTH",
+        self_distance=props.self_distance,
     ).validated()[0]
+
+
+def mesh_triangles(mesh: Any) -> np.ndarray:
+    """The mesh's triangles ``(T, 3)`` int64 (its faces split as Blender draws them)."""
+    mesh.calc_loop_triangles()
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return tris.reshape(-1, 3).astype(np.int64)
+
+
+PROGRESS_FROM_VERTICES = 50_000  # cloths this big show progress while they are built
+
+
+def inputs_key(props: Any) -> tuple[object, ...]:
+    """The settings that change what is read off the mesh (springs, pins); the others only
+    reach the solver."""
+    return (props.springs_source, props.use_shear, props.use_bend, props.mass_group)
+
+
+def build_progress(obj: Any) -> Any:
+    """A progress bar (a console line headless) for building a big cloth, else None."""
+    if len(obj.data.vertices) < PROGRESS_FROM_VERTICES:
+        return None
+    from ..imp.progress import Progress  # the bpy side only: imported when needed
+
+    return Progress(1 + BUILD_STAGES, title=f"xof: building cloth {obj.name}")
 
 
 def scene_fps(scene: Any) -> float:
@@ -81,6 +114,10 @@ class ClothRuntime:
         props = obj.xof_physics
         self.playback = playback
         self.revision = int(props.settings_revision)
+        self.inputs_key = inputs_key(props)
+        progress = build_progress(obj)
+        if progress is not None:
+            progress.step("reading the mesh")
         inputs = read_cloth_inputs(
             obj,
             springs_source=props.springs_source,
@@ -97,14 +134,25 @@ class ClothRuntime:
             inputs.kinds,
             inputs.stiffness_scale,
             inputs.damping_scale,
+            face_sizes=inputs.face_sizes,
+            face_corners=inputs.face_corners,
         )
         self.pinned = np.asarray(self.model.pinned, dtype=bool)
         self.pinned_ids = np.flatnonzero(self.pinned)
         self.free = ~self.pinned
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
-        self.simulator = Simulator(self.model, self.settings)
+        triangles = mesh_triangles(obj.data) if self.settings.self_collision else None
+        try:
+            report = progress.step if progress is not None else None
+            self.simulator = Simulator(self.model, self.settings, report, triangles)
+        finally:
+            if progress is not None:
+                progress.end()
+        self.surfaces = SurfaceColliders()  # collider surfaces and their previous poses
         self.warnings: list[str] = list(inputs.warnings) + list(self.model.warnings)
+        self.solver_notes = list(self.simulator.solver.notes)  # e.g. classic springs softened
+        self.warnings += self.solver_notes
         if self.vertex_count and self.pinned.all():
             self.warnings.append(
                 f"every point has mass 0 in '{props.mass_group}' (pinned): nothing moves"
@@ -113,6 +161,18 @@ class ClothRuntime:
         self.deformed = False  # the modifiers move points: pins and goals from the evaluation
         self.render = False  # this frame is for a render (modifier visibility)
         self.free_shown = False  # the override's free-point mask is on the mesh
+
+    def update_settings(self, obj: Any, scene: Any) -> None:
+        """New solver settings on the same mesh inputs: the model and, when only values
+        changed, the solver's build are kept (``Simulator.update_settings``)."""
+        props = obj.xof_physics
+        self.revision = int(props.settings_revision)
+        self.settings = settings_from_props(props, scene_fps(scene))
+        self.simulator.update_settings(self.settings)
+        notes = list(self.simulator.solver.notes)
+        self.warnings += notes
+        kept = [n for n in self.build_notes if n not in self.solver_notes]
+        self.build_notes, self.solver_notes = kept + notes, notes
 
     @property
     def vertex_count(self) -> int:
@@ -149,6 +209,8 @@ class ClothRuntime:
         """Reset the solver at the start frame: the rest shape, or on a deformed mesh the
         shape its modifiers give it now. Returns the object-space shape and the matrix."""
         matrix = world_matrix(obj, depsgraph)
+        self.surfaces.reset()  # the colliders start at rest: their pose now is the previous
+        self.surfaces.colliders(obj.xof_physics.collider_collection, depsgraph, exclude=obj)
         deformed = self.evaluated_local(obj, depsgraph)
         if deformed is None:
             local = self.rest_local
@@ -160,6 +222,12 @@ class ClothRuntime:
         self.simulator.reset(start)
         return local, matrix
 
+    def resume(self, positions: np.ndarray, velocities: np.ndarray) -> None:
+        """Continue from a cached frame's state; the colliders' pose at that frame is not
+        known, so the next frame starts them still."""
+        self.simulator.set_state(positions, velocities)
+        self.surfaces.reset()
+
     def advance(self, obj: Any, inputs: FrameInputs) -> np.ndarray:
         """Simulate one frame; the object-space result ``(N, 3)`` float32."""
         count = len(self.simulator.warnings)
@@ -170,6 +238,11 @@ class ClothRuntime:
             colliders=inputs.colliders,
             shape_targets=inputs.shape_targets,
         )
+        return self.accept(obj, inputs, world, count)
+
+    def accept(self, obj: Any, inputs: FrameInputs, world: np.ndarray, count: int) -> np.ndarray:
+        """The object-space result ``(N, 3)`` of a step that gave ``world``; reports the
+        solver's warnings newer than the first ``count``."""
         if len(self.simulator.warnings) > count:
             fresh = self.simulator.warnings[count:]
             self.warnings.extend(fresh)
@@ -183,8 +256,11 @@ def world_matrix(obj: Any, depsgraph: Any) -> np.ndarray:
     return np.array(src.matrix_world, dtype=np.float64)
 
 
-def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
-    """Everything the solver reads from the scene for the frame being stepped."""
+def gather_inputs(
+    obj: Any, rt: ClothRuntime, depsgraph: Any, colliders: Sequence[Collider] | None = None
+) -> FrameInputs:
+    """Everything the solver reads from the scene for the frame being stepped
+    (``colliders``: already read for this object this frame)."""
     matrix = world_matrix(obj, depsgraph)
     deformed = rt.evaluated_local(obj, depsgraph)
     local = rt.rest_local if deformed is None else deformed
@@ -194,9 +270,11 @@ def gather_inputs(obj: Any, rt: ClothRuntime, depsgraph: Any) -> FrameInputs:
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
-    colliders = colliders_from_collection(
-        obj.xof_physics.collider_collection, depsgraph, exclude=obj
-    )
+    if colliders is None or any(isinstance(c, MeshCollider) for c in colliders):
+        # surfaces need their previous pose: this object's own, kept frame to frame
+        colliders = rt.surfaces.colliders(
+            obj.xof_physics.collider_collection, depsgraph, exclude=obj
+        )
     return FrameInputs(
         matrix=matrix,
         relative=matrix @ affine_inverse(rt.build_matrix),

@@ -26,7 +26,7 @@ import numpy as np
 from . import override as cloth_override
 from .cache import CachedFrame, FrameCache
 from .data import mesh_positions, restore_legacy_rest
-from .object_solver import ClothRuntime, gather_inputs, is_render
+from .object_solver import ClothRuntime, gather_inputs, inputs_key, is_render
 from .playback import BAKED, Playback
 
 CACHE_PROPERTY = "xof_cloth_cache"  # ID property on the object: FrameCache.to_bytes()
@@ -106,8 +106,11 @@ def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
     if restore_legacy_rest(obj.data):
         rt = None
     if rt is not None and rt.revision != props.settings_revision:
-        rt = None
         pb.solver_lost()
+        if rt.inputs_key == inputs_key(props) and rt.vertex_count == len(obj.data.vertices):
+            rt.update_settings(obj, scene)  # only solver settings changed: keep the build
+        else:
+            rt = None
     if rt is not None and check_rest(obj):
         rt = None
     if rt is None:
@@ -156,6 +159,19 @@ def forget(obj: Any) -> None:
 def forget_all() -> None:
     _RUNTIMES.clear()
     _PLAYBACKS.clear()
+
+
+def tracked() -> int:
+    """How many objects have state here (more than are simulated means some were deleted)."""
+    return len(_RUNTIMES.keys() | _PLAYBACKS.keys())
+
+
+def prune(alive: set[int]) -> None:
+    """Drop the state of objects whose session ids are not in ``alive`` (deleted objects:
+    their solver and in-memory cache would otherwise stay for the whole session)."""
+    for registry in (_RUNTIMES, _PLAYBACKS):
+        for key in [k for k in registry if k not in alive]:
+            del registry[key]
 
 
 def mark_outdated(obj: Any, frame: int) -> None:
@@ -239,8 +255,48 @@ def is_simulated(obj: Any) -> bool:
     return obj.type == "MESH" and props is not None and bool(props.enabled)
 
 
+@dataclass
+class Pending:
+    """An object whose solver is at the frame before ``frames`` and must simulate them."""
+
+    obj: Any
+    rt: ClothRuntime
+    pb: Playback
+    frames: list[int]
+
+
 def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None) -> StepReport:
     """Bring ``obj`` to ``frame`` (default: the scene's): reset, show cached, or simulate."""
+    todo = prepare_object(obj, scene, depsgraph, frame)
+    if isinstance(todo, StepReport):
+        return todo
+    entry = None
+    for g in todo.frames:
+        inputs = gather_inputs(obj, todo.rt, depsgraph)
+        local = todo.rt.advance(obj, inputs)
+        entry = record_step(todo, g, local, inputs.matrix)
+    assert entry is not None
+    return finish_object(todo, entry)
+
+
+def record_step(todo: Pending, frame: int, local: np.ndarray, matrix: np.ndarray) -> CachedFrame:
+    """Cache one simulated frame of ``todo`` (object-space ``local``, the world ``matrix``)."""
+    _, vel = todo.rt.simulator.state()
+    return todo.pb.record(frame, local, vel, matrix)
+
+
+def finish_object(todo: Pending, entry: CachedFrame) -> StepReport:
+    """Show the last simulated frame of ``todo`` and publish its cache state."""
+    show(todo.obj, todo.rt, entry)
+    publish(todo.obj, todo.pb)
+    return StepReport("stepped", todo.frames[-1], len(todo.frames))
+
+
+def prepare_object(
+    obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
+) -> StepReport | Pending:
+    """All of bringing ``obj`` to ``frame`` but the simulation: a reset, a cached frame or
+    nothing to do (a report), or the frames left to simulate (the solver at their origin)."""
     f = int(scene.frame_current if frame is None else frame)
     props = obj.xof_physics
     if props.cache_state == "BAKED":
@@ -273,15 +329,7 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
     elif plan.action == "step":
         if plan.load_origin:
             origin = pb.resume(plan.origin)  # type: ignore[arg-type]
-            rt.simulator.set_state(origin.world_positions(), origin.velocities)
-        entry = None
-        for g in plan.frames:
-            inputs = gather_inputs(obj, rt, depsgraph)
-            local = rt.advance(obj, inputs)
-            _, vel = rt.simulator.state()
-            entry = pb.record(g, local, vel, inputs.matrix)
-        assert entry is not None
-        show(obj, rt, entry)
-        report = StepReport("stepped", plan.frame, len(plan.frames))
+            rt.resume(origin.world_positions(), origin.velocities)
+        return Pending(obj, rt, pb, list(plan.frames))
     publish(obj, pb)
     return report

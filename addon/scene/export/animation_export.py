@@ -20,7 +20,7 @@ from mathutils import Euler
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..rig.armature import read_matrix
-from ..rig.rig_math import compose, row_decompose
+from ..rig.rig_math import compose, inverse4, row_decompose
 from .key_reduction import file_keys, is_constant
 from .part_keys import part_keys
 from .rig_export import bind_of
@@ -180,8 +180,41 @@ def _keys(locals_at: Callable[[np.ndarray], np.ndarray], frames: np.ndarray, fps
     return out
 
 
+#: frame rates the importer takes from AnimTicksPerSecond itself (its ``COMMON_RATES``)
+_FRAME_RATES = (12, 15, 24, 25, 30, 48, 50, 60, 72, 90, 100, 120)
+#: AnimTicksPerSecond when keys fall between frames or the rate is not a common one
+FINE_TICKS = 4800
+
+
+def ticks_for(fps: float, objects: list[bpy.types.Object]) -> int:
+    """AnimTicksPerSecond to write: the scene's rate when it is a common one and every key
+    of the objects' actions is on a whole frame (then the importer reads the rate back
+    however sparse the keys), else 4800 (D3DX's default)."""
+    rate = round(fps)
+    if abs(fps - rate) > 1e-9 or rate not in _FRAME_RATES:
+        return FINE_TICKS
+    for obj in objects:
+        for action, slot in action_slots(obj):
+            for fc in fcurves_of(action, slot):
+                frames = _frames_of(fc)
+                if np.any(np.abs(frames - np.rint(frames)) > 1e-4):
+                    return FINE_TICKS
+    return rate
+
+
 def _ticks(frames: np.ndarray, fps: float, tps: int) -> np.ndarray:
     return np.rint(frames * (tps / fps)).astype(np.int64)
+
+
+def keyed_bones(arm: bpy.types.Object) -> set[str]:
+    """Bones that a transform channel of one of the armature's actions (active or NLA) keys."""
+    out: set[str] = set()
+    for action, slot in action_slots(arm):
+        for fc in fcurves_of(action, slot):
+            m = _BONE_PATH.match(fc.data_path)
+            if m and m.group(2) in _CHANNELS:
+                out.add(m.group(1).replace('\\"', '"').replace("\\\\", "\\"))
+    return out
 
 
 def armature_animations(
@@ -209,7 +242,7 @@ def armature_animations(
         rest = read_matrix(bone.matrix_local)
         bind = bind_of(bone)
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
-        left, right = np.linalg.inv(parent_bind) @ rest, np.linalg.inv(rest) @ bind
+        left, right = inverse4(parent_bind) @ rest, inverse4(rest) @ bind
 
         def locals_at(at: np.ndarray, pb=pose_bone, ch=channels, lr=(left, right)) -> np.ndarray:
             basis = _evaluate(ch, at, _static(pb), pb.rotation_mode)

@@ -8,23 +8,37 @@ animation, morph and cloth data, each named in a warning when .X cannot hold it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 
+from ...xfile.allocation import small_pages
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ...xfile.writer import write_file
+from ..cloth import override as cloth_override
 from ..imp.progress import Progress
 from ..rig.armature import read_matrix
-from .animation_export import action_slots, armature_animations, fcurves_of, object_animation
+from ..rig.rig_math import inverse4
+from .animation_export import (
+    FINE_TICKS,
+    action_slots,
+    armature_animations,
+    fcurves_of,
+    keyed_bones,
+    object_animation,
+    ticks_for,
+)
+from .bake_export import is_bake_modifier, pc2_bake, pc2_morph
 from .cloth_export import cloth_objects, springs_marked
+from .legacy import MAX_WEIGHTS, triangulate
 from .materials_export import MaterialTable
 from .mesh_arrays import read_mesh
 from .mesh_export import build_mesh_object
-from .morph_export import morph_data
+from .morph_export import mesh_has_morphs, morph_data
 from .names import NameTable
 from .options import ExportOptions, ExportResult
 from .rig_export import bone_locals, bone_world, skin_objects
@@ -84,11 +98,19 @@ def _parent_world(obj: bpy.types.Object, parent: bpy.types.Object | None) -> np.
 def _local(obj: bpy.types.Object, st: _State) -> np.ndarray:
     parent = _exported_parent(obj, st)
     world = read_matrix(obj.matrix_world)
-    return st.space.matrix(np.linalg.inv(_parent_world(obj, parent)) @ world)
+    return st.space.matrix(inverse4(_parent_world(obj, parent)) @ world)
+
+
+def _baked(obj: bpy.types.Object, st: _State) -> bool:
+    """A .pc2 bake plays the mesh: it is written as a morph set, without its skin."""
+    return st.options.use_morphs and obj.type == "MESH" and pc2_bake(obj) is not None
 
 
 def _frame_name(obj: bpy.types.Object, st: _State) -> str:
-    name = st.names.get("frame", f"obj:{obj.name}", str(obj.get("xof_frame", obj.name)))
+    wanted = str(obj.get("xof_frame", obj.name))
+    if _baked(obj, st) and obj.parent is not None and obj.parent.type == "ARMATURE":
+        wanted = obj.name  # its file frame is a bone's; the bake gets a frame of its own
+    name = st.names.get("frame", f"obj:{obj.name}", wanted)
     st.frame_names[obj.as_pointer()] = name
     return name
 
@@ -97,7 +119,8 @@ def _mesh_source(obj: bpy.types.Object, st: _State) -> tuple[bpy.types.Mesh, boo
     """The mesh to write and whether modifiers changed it (then per-vertex data cannot follow)."""
     mesh = obj.data
     assert isinstance(mesh, bpy.types.Mesh)
-    others = [m for m in obj.modifiers if m.type != "ARMATURE" and m.show_viewport]
+    others = [m for m in obj.modifiers if m.type != "ARMATURE" and m.show_viewport
+              and not is_bake_modifier(m) and not cloth_override.is_ours(m)]  # fmt: skip
     if not others:
         return mesh, False
     if not st.options.apply_modifiers:
@@ -122,6 +145,8 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
     mesh, changed = _mesh_source(obj, st)
     try:
         arrays = read_mesh(mesh, opts.use_normals, opts.use_uvs, opts.use_colors)
+        if opts.legacy:  # what Legacy means: no warning for it
+            arrays, _ = triangulate(arrays)
         material_names = None
         if opts.use_materials and len(mesh.materials):
             material_names = [st.materials.name_of(m) for m in mesh.materials]
@@ -145,21 +170,36 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
         st.warn(f"{obj.name}: modifiers changed the vertex count: skin, cloth and morphs dropped")
         return built.obj
     arm = next((m.object for m in _armature_modifiers(obj) if m.object), None)
-    if opts.use_skin and arm is not None and arm.as_pointer() in st.chosen:
+    baked = _baked(obj, st)
+    if baked and opts.use_skin and arm is not None:
+        st.warn(f"{obj.name}: baked: written as a morph set of the bake, without its skin")
+    if opts.use_skin and arm is not None and arm.as_pointer() in st.chosen and not baked:
         bones = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
         skin = skin_objects(
             obj, arm, bones, built.vmap, built.file_corners, built.sizes, st.space,
-            st.result.warnings,
+            st.result.warnings, MAX_WEIGHTS if opts.legacy else 0, opts.legacy,
         )  # fmt: skip
         built.obj.children.extend(skin)
     if opts.use_cloth:
-        built.obj.children.extend(cloth_objects(obj, built.vmap, st.result.warnings))
-    if opts.use_morphs:
+        cloth = cloth_objects(obj, built.vmap, st.result.warnings)
+        if cloth and opts.legacy:
+            st.warn(f"{obj.name}: Legacy: cloth data not written (no standard template)")
+        elif cloth:
+            built.obj.children.extend(cloth)
+    if opts.use_morphs and opts.legacy:
+        if mesh_has_morphs(obj):
+            st.warn(f"{obj.name}: Legacy: morph sets not written (no standard template)")
+    elif opts.use_morphs:
         scene = bpy.context.scene
         assert scene is not None
         fps = scene.render.fps / (scene.render.fps_base or 1.0)
-        targets, sets = morph_data(obj, built, st.names, st.space, fps, scene.frame_start,
-                                   st.result.warnings)  # fmt: skip
+        step = opts.bake_step
+        if baked:
+            targets, sets = pc2_morph(obj, built, st.names, st.space, fps, scene.frame_start,
+                                      step, st.result.warnings)  # fmt: skip
+        else:
+            targets, sets = morph_data(obj, built, st.names, st.space, fps, scene.frame_start,
+                                       st.result.warnings, step)  # fmt: skip
         st.targets += targets
         st.morph_sets += sets
     return built.obj
@@ -183,7 +223,8 @@ def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
     data = arm.data
     assert isinstance(data, bpy.types.Armature)
     names = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
-    locals_ = bone_locals(arm, st.space)
+    keyed = keyed_bones(arm) if st.options.use_animation else set()
+    locals_ = bone_locals(arm, st.space, keyed)
     frames: dict[str, XObject] = {}
     roots: list[XObject] = []
     for bone in data.bones:  # parents come before children
@@ -222,7 +263,7 @@ def _bone_frame_of_skin(
     if obj.type != "MESH" or frame is None or obj.parent is not arm or obj.parent_type != "OBJECT":
         return None
     skinned = any(m.object is arm for m in _armature_modifiers(obj))
-    if not skinned or not st.options.use_skin or _children(obj, st):
+    if not skinned or not st.options.use_skin or _children(obj, st) or _baked(obj, st):
         return None
     return bones.get(str(frame))
 
@@ -258,7 +299,11 @@ def _animation_sets(st: _State, objects: list[bpy.types.Object]) -> list[XObject
     scene = bpy.context.scene
     assert scene is not None
     fps = scene.render.fps / (scene.render.fps_base or 1.0)
-    tps = st.options.ticks_per_second
+    if st.options.legacy:  # 0302 files have no AnimTicksPerSecond: readers assume 4800
+        tps = FINE_TICKS
+    else:
+        tps = st.options.ticks_per_second or ticks_for(fps, objects)
+    st.result.ticks_per_second = tps
     sets: dict[str, list[XObject]] = {}
     for obj in objects:
         for action, slot in action_slots(obj):
@@ -291,7 +336,8 @@ def build_document(
         options,
         FileSpace(options.conversion(), options.float_bits),
         result,
-        MaterialTable(NameTable(), folder),
+        MaterialTable(NameTable(options.legacy), folder),
+        NameTable(options.legacy),
     )
     st.materials.names = st.names
     objects = _chosen_objects(context, options)
@@ -308,13 +354,21 @@ def build_document(
     finally:
         st.progress.end()
     top: list[XObject] = []
-    if sets:
-        top.append(xo.ticks_per_second(options.ticks_per_second))
+    if sets and not options.legacy:
+        top.append(xo.ticks_per_second(result.ticks_per_second))
     top += st.materials.objects + body + st.targets + sets
     loop = any(s[2] for s in st.morph_sets)
     top += [xo.morph_set(st.names.get("morphset", n), keys, loop if loop else None)
             for n, keys, _ in st.morph_sets]  # fmt: skip
+    if not body and not sets:
+        result.warnings.append(
+            "nothing to export: no mesh, empty or armature "
+            + ("is selected" if options.use_selection else "in the scene")
+            + "; the file holds only the header"
+        )
     doc = xo.document(top)
+    if options.legacy:
+        doc.version = "0302"
     if loop:
         xo.use_morph_loop_variant(doc)
     result.animation_sets = len(sets)
@@ -329,8 +383,13 @@ def export_scene(
     options = options or ExportOptions()
     context = context or bpy.context
     folder = os.path.dirname(os.path.abspath(filepath))
-    doc, result = build_document(context, options, folder)
-    result.filepath = filepath
-    result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
-                             level=options.compress_level)  # fmt: skip
+    # binary: big fresh arrays without huge-page advice (with THP defrag=madvise each 2 MiB
+    # fault may compact memory synchronously: about half of a binary export's CPU); text
+    # formatting gathers across the arrays and is faster on huge pages
+    binary = options.format in ("bin", "bzip")
+    with small_pages() if binary else contextlib.nullcontext():
+        doc, result = build_document(context, options, folder)
+        result.filepath = filepath
+        result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
+                                 level=options.compress_level)  # fmt: skip
     return result

@@ -15,18 +15,39 @@ import numpy as np
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from .animation_export import _key_frames, action_slots, fcurves_of
+from .bake_export import is_cloth_bake, kept_frames, pc2_bake
 from .mesh_export import MeshExport
 from .names import NameTable
 from .space import FileSpace
 
+
+def _baked_frames(frames: np.ndarray, curves: dict[str, bpy.types.FCurve], step: int) -> np.ndarray:
+    """The frames where a bake's key is shown (at 1), every ``step``-th and the last, after
+    the first frame that shows the Basis (the morph set's first key names its base mesh)."""
+    shown = np.array([any(fc.evaluate(float(f)) >= 0.5 for fc in curves.values()) for f in frames])
+    if not shown.any():
+        return frames
+    baked = frames[shown]
+    lead = frames[~shown][:1]
+    return np.concatenate([lead[lead < baked[0]], baked[kept_frames(len(baked), step)]])
+
+
 _BLOCK_PATH = re.compile(r'^key_blocks\["((?:[^"\\]|\\.)*)"\]\.value$')
+
+
+def mesh_has_morphs(obj: bpy.types.Object) -> bool:
+    """Animated shape keys or a .pc2 bake: what a morph set would carry."""
+    key = getattr(obj.data, "shape_keys", None)
+    return (key is not None and bool(action_slots(key))) or pc2_bake(obj) is not None
 
 
 def morph_data(
     obj: bpy.types.Object, built: MeshExport, names: NameTable, space: FileSpace,
-    fps: float, frame_start: float, warnings: list[str],
+    fps: float, frame_start: float, warnings: list[str], bake_step: int = 1,
 ) -> tuple[list[XObject], list[tuple[str, list[tuple[int, str]], bool]]]:  # fmt: skip
-    """(target meshes, sets as (name, [(ms, mesh name)], loops))."""
+    """(target meshes, sets as (name, [(ms, mesh name)], loops)).
+
+    A cloth bake's shape keys are written at their baked frames, one every ``bake_step``."""
     mesh = obj.data
     assert isinstance(mesh, bpy.types.Mesh)
     key = mesh.shape_keys
@@ -48,6 +69,8 @@ def morph_data(
             if m and m.group(1) in key.key_blocks:
                 curves[m.group(1)] = fc
         frames, _, cyclic = _key_frames(list(curves.values()))
+        if is_cloth_bake(list(curves)):
+            frames = _baked_frames(frames, curves, bake_step)
         cyclic |= bool(action.use_cyclic)
         keys: list[tuple[int, str]] = []
         blended = 0

@@ -16,6 +16,9 @@ class ExportOptions:
     use_visible: bool = False
     apply_modifiers: bool = False  # Armature modifiers are never applied (skins stay skins)
     format: str = "txt"  # txt, bin, tzip, bzip
+    #: D3DX9 (xof 0303, every template declared that is not standard) or LEGACY (xof 0302,
+    #: standard templates only and no declarations, triangles, <= 4 weights a vertex, ASCII)
+    compatibility: str = "D3DX9"
     float_bits: int = 32
     use_normals: bool = True
     use_uvs: bool = True
@@ -25,10 +28,17 @@ class ExportOptions:
     use_animation: bool = True
     use_morphs: bool = True
     use_cloth: bool = True
-    ticks_per_second: int = 4800  # AnimTicksPerSecond written (D3DX's own default)
+    bake_step: int = 1  # a baked simulation's morph set: one key mesh every N baked frames
+    #: AnimTicksPerSecond written; 0: the scene's rate when every key is on a whole frame
+    #: (so a re-import gets the rate back), else 4800 (D3DX's own default)
+    ticks_per_second: int = 0
     #: zlib level of tzip/bzip: 1 is several times faster than 6 for files a little larger
     #: (figures in tests/bench/README.md)
     compress_level: int = 1
+
+    @property
+    def legacy(self) -> bool:
+        return self.compatibility == "LEGACY"
 
     def conversion(self) -> Conversion:
         return Conversion.from_options(self.axis_forward, self.axis_up, self.global_scale)
@@ -43,6 +53,7 @@ class ExportResult:
     bones: int = 0
     animation_sets: int = 0
     morph_sets: int = 0
+    ticks_per_second: int = 0  # AnimTicksPerSecond written (when there is animation)
     size: int = 0
     warnings: list[str] = field(default_factory=list)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..anim.animation import to_file_matrix
 from ..imp.convert import Conversion
+from ..rig.rig_math import inverse4
 
 
 class FileSpace:
@@ -25,7 +26,7 @@ class FileSpace:
         self.scale = float(conversion.scale)
         self.dtype: Any = np.dtype(np.float32 if float_bits == 32 else np.float64)
         basis = np.asarray(conversion.basis, dtype=np.float64)
-        self._c, self._c_inv = basis, np.linalg.inv(basis)
+        self._c, self._c_inv = basis, inverse4(basis)
         columns = np.abs(self.mirror).argmax(axis=0)
         self._signed = sorted(columns) == [0, 1, 2] and bool(
             np.all(np.abs(self.mirror).sum(axis=0) == 1)

@@ -31,7 +31,8 @@ class ImportResult:
     face_count: int = 0
     warnings: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)  # uninterpreted templates and where kept
-    notes: list[str] = field(default_factory=list)  # facts for the report (names' encoding)
+    # facts for the report (names' encoding, the tick rate chosen, sets played together...)
+    notes: list[str] = field(default_factory=list)
     created: list[bpy.types.ID] = field(default_factory=list)  # anything else steps made
 
     def summary(self) -> str:

@@ -43,14 +43,27 @@ PROPERTY = "xof_extras"
 _MAX_VALUES = 32
 
 
+def _listed(values: np.ndarray) -> Any:
+    """``values.tolist()`` with non-finite floats as text (JSON has no inf or NaN)."""
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        return _finite_or_text(values.tolist())
+    return values.tolist()
+
+
+def _finite_or_text(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_finite_or_text(v) for v in value]
+    return value if np.isfinite(value) else str(value)
+
+
 def summarize_value(value: Any) -> Any:
     """A JSON-able, size-bounded summary of a member value."""
     if isinstance(value, np.ndarray):
         if value.size <= _MAX_VALUES:
-            return value.tolist()
-        return {"shape": list(value.shape), "head": value.ravel()[:8].tolist()}
+            return _listed(value)
+        return {"shape": list(value.shape), "head": _listed(value.ravel()[:8])}
     if isinstance(value, Ragged):
-        return {"records": len(value), "head": value.flat[:8].tolist()}
+        return {"records": len(value), "head": _listed(np.asarray(value.flat[:8]))}
     if isinstance(value, dict):
         return {str(k): summarize_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -58,7 +71,7 @@ def summarize_value(value: Any) -> Any:
             return [summarize_value(v) for v in value]
         return {"length": len(value), "head": [summarize_value(v) for v in value[:8]]}
     if isinstance(value, (np.integer, np.floating)):
-        return value.item()
+        value = value.item()
     if isinstance(value, float) and not np.isfinite(value):
         return str(value)
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -106,7 +119,12 @@ def keep_extras(ctx: BuildContext) -> None:
         attach(obj, extras)
         kept += extras
     used = {id(m.source) for mesh in ctx.scene.all_meshes() for m in mesh.materials}
-    top = [o for o in ctx.scene.extras if id(o) not in used]  # not referenced materials
+    imported = ctx.options.mesh.use_materials  # then the importer builds unused Materials too
+    top = [
+        o
+        for o in ctx.scene.extras
+        if id(o) not in used and not (imported and o.template == "Material")
+    ]
     if top:
         if ctx.roots:
             attach(ctx.roots[0], top)

@@ -1,9 +1,11 @@
 """Frames -> a hierarchy of objects whose world matrices equal the file's (converted).
 
 A frame becomes an empty, or the mesh object itself when the frame holds exactly one mesh
-and nothing else (no child frames). Meshes inside a frame with more content become child
-objects with an identity local transform. Parenting keeps ``matrix_parent_inverse`` at
-identity, so ``world = parent_world @ local`` mirrors the file's ``local * parent``.
+(its child frames then become the mesh object's children; a skinned mesh with child frames
+keeps an empty, since the rig step moves the skin onto the armature). Meshes inside a frame
+with more meshes become child objects with an identity local transform. Parenting keeps
+``matrix_parent_inverse`` at identity, so ``world = parent_world @ local`` mirrors the
+file's ``local * parent``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class Hierarchy:
 
 def has_meshes(frame: FrameData) -> bool:
     return bool(frame.meshes) or any(has_meshes(child) for child in frame.children)
+
+
+def _skinned(mesh: MeshData) -> bool:
+    return mesh.skin is not None and bool(mesh.skin.weights)
 
 
 def _matrix_rows(m: np.ndarray) -> Matrix:
@@ -81,7 +87,7 @@ class HierarchyBuilder:
         if not self._keep(frame):
             return None
         name = frame.name or "Frame"
-        if len(frame.meshes) == 1 and not frame.children:
+        if len(frame.meshes) == 1 and (not frame.children or not _skinned(frame.meshes[0])):
             mesh = frame.meshes[0]
             obj = self._new_object(name, self.mesh_datablock(mesh, mesh.name or name))
             self.out.mesh_objects[mesh] = obj

@@ -116,6 +116,10 @@ class MaterialCache:
         self._by_key: dict[int, bpy.types.Material] = {}
         self.created: list[bpy.types.Material] = []
 
+    def built(self, obj: object) -> bool:
+        """True when the Material object ``obj`` has been built already."""
+        return id(obj) in self._by_key
+
     def get(self, data: MaterialData) -> bpy.types.Material:
         key = id(data.source) if data.source is not None else id(data)
         mat = self._by_key.get(key)

@@ -19,9 +19,6 @@ from .convert import Conversion
 from .faces import FacePlan, plan_faces
 from .options import MeshOptions
 
-#: Blender 4.5 stores free custom normals as a float corner attribute; older needs the RNA call
-_FLOAT_CUSTOM_NORMALS = bpy.app.version >= (4, 5, 0)
-
 
 @dataclass(eq=False)
 class MeshBuild:
@@ -70,19 +67,23 @@ def _unit(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
 def _set_custom_normals(
     mesh: bpy.types.Mesh, normals: np.ndarray, bad: np.ndarray | None, domain: str
 ) -> None:
-    """Unit normals per loop (or per vertex, ``domain="POINT"``); ``bad`` ones keep Blender's."""
+    """Unit normals per loop (or per vertex, ``domain="POINT"``); ``bad`` ones keep Blender's.
+
+    Stored as Blender's space-relative custom normals (relative to each corner's automatic
+    normal), which the Armature modifier, shape keys and other deformers carry along; a free
+    float ``custom_normal`` attribute would keep pointing where it pointed at rest.
+    """
     if bad is not None:
         auto = np.empty(len(normals) * 3, dtype=np.float32)
         source = mesh.vertex_normals if domain == "POINT" else mesh.corner_normals
         source.foreach_get("vector", auto)
         normals[bad] = auto.reshape(-1, 3)[bad]
     mesh.shade_smooth()
-    if _FLOAT_CUSTOM_NORMALS:
-        _set_attr(mesh, "custom_normal", "FLOAT_VECTOR", domain, "vector", normals)
-    elif domain == "POINT":
-        mesh.normals_split_custom_set_from_vertices(normals.tolist())
+    values = np.ascontiguousarray(normals, dtype=np.float32).reshape(-1, 3)
+    if domain == "POINT":
+        mesh.normals_split_custom_set_from_vertices(values)
     else:
-        mesh.normals_split_custom_set(normals.tolist())
+        mesh.normals_split_custom_set(values)
 
 
 def _file_normals(
@@ -213,6 +214,8 @@ def build_mesh(
                     idx = np.where(bad, 0, idx)
                 _set_attr(mesh, "material_index", "INT", "FACE", "value", idx.astype(np.int32))
 
+        if options.use_uvs and options.use_materials and not len(mesh.uv_layers):
+            warnings += _first_texel_uvs(mesh, data, label)
         _set_duplication_indices(mesh, data)
         warnings += _set_decl_attributes(mesh, data, conv, options, label)
         mesh.update()
@@ -220,6 +223,33 @@ def build_mesh(
         bpy.data.meshes.remove(mesh)
         raise
     return MeshBuild(mesh, plan, warnings)
+
+
+def _first_texel_uvs(mesh: bpy.types.Mesh, data: MeshData, label: str) -> list[str]:
+    """A mesh without texture coordinates whose material has a texture: D3D samples texel
+    (0, 0) everywhere; a UV map at that texel's centre (top left) shows the same colour."""
+    textured = [m for m in data.materials if m.texture]
+    if not textured or not len(mesh.loops):
+        return []
+    width = height = 0
+    for mat in mesh.materials:
+        tree = mat.node_tree if mat is not None else None
+        for node in tree.nodes if tree is not None else []:
+            image = getattr(node, "image", None)
+            if node.type == "TEX_IMAGE" and image is not None and image.size[0] > 0:
+                width, height = int(image.size[0]), int(image.size[1])
+                break
+        if width:
+            break
+    u = 0.5 / width if width else 0.0
+    v = 1.0 - 0.5 / height if height else 1.0
+    layer = mesh.uv_layers.new(name="UVMap")
+    uv = np.tile(np.array([u, v], dtype=np.float32), len(mesh.loops))
+    _set_attr(mesh, layer.name, "FLOAT2", "CORNER", "vector", uv)
+    return [
+        f"mesh {label!r}: no texture coordinates, but material {textured[0].name!r} has a "
+        "texture: every corner shows its first texel, as in D3D (a UV map at that texel)"
+    ]
 
 
 #: DeclData per-vertex directions, converted like normals

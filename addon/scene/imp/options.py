@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..anim.key_sampling import DEFAULT_MAX_STEP
+from ..morph.phonemes import DEFAULT_PHONEME_TARGETS
 from .convert import Conversion
 
 
@@ -59,12 +60,32 @@ class AnimationOptions:
     # radians: rotation spans wider than this get extra keys so Blender's interpolation follows
     # the file's slerp; 0 keeps exactly the file's key times
     slerp_step: float = float(DEFAULT_MAX_STEP)
+    # "AUTO" (the file's, else 4800 unless the longest set would last under a second: then
+    # ticks are frames at the scene rate), "FILE" (the file's, else 4800) or "CUSTOM"
+    ticks_per_second: str = "AUTO"
+    custom_ticks_per_second: float = 4800.0  # with ticks_per_second "CUSTOM"
+    # "AUTO": sets that key disjoint bones play together (unmuted NLA tracks), else as
+    # "SEPARATE": one action each, the first playing, the others on muted NLA tracks
+    animation_sets: str = "AUTO"
+    # animation-only files: strip this from frame names before matching bones (names that
+    # end in a bone's name after a separator match anyway when unambiguous)
+    strip_prefix: str = ""
+
+    def tick_choice(self) -> str | float:
+        """What :func:`..anim.timing.resolve_ticks_per_second` takes."""
+        return self.custom_ticks_per_second if self.ticks_per_second == "CUSTOM" else (
+            self.ticks_per_second)  # fmt: skip
 
 
 @dataclass
 class MorphImportOptions:
     keep_targets: bool = False  # keep the meshes that became shape keys as objects too
     loop_all: bool = False  # cycle every morph set, not only those whose file says Loop = 1
+    # a file without morph sets whose meshes share a vertex count (facial targets): one mesh,
+    # the others its shape keys
+    targets_as_shape_keys: bool = False
+    # lip-sync files: the targets (shape keys) of phonemes 0..37, comma-separated
+    phoneme_map: str = ",".join(DEFAULT_PHONEME_TARGETS)
 
 
 @dataclass

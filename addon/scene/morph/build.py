@@ -26,6 +26,9 @@ class MorphOptions:
     # File positions -> Blender positions; the importer passes its own (axes, scale) so shape
     # keys match the meshes it built. Default: the plain Y/Z swap.
     to_blender: Callable[[np.ndarray], np.ndarray] = file_to_blender_positions
+    # the scene's frame range becomes the playing sets' (as skeletal sets set it); else the
+    # end only grows to fit them
+    set_scene_range: bool = False
 
 
 @dataclass(eq=False)
@@ -67,6 +70,7 @@ def build_morphs(
     fps = scene_fps(scene)
     start = float(scene.frame_start) if options.frame_start is None else options.frame_start
     consumed: list[bpy.types.Object] = []
+    ends: list[float] = []  # last frames of the sets that play
     for group in plan.groups:
         obj = _basis_object(built, meshes[group.basis], group.basis, collection, result, options)
         _add_group_keys(obj, group, meshes, options.to_blender)
@@ -79,6 +83,7 @@ def build_morphs(
             result.actions.append(action)
             if index == 0:
                 morph_actions.make_active(key, action, slot)
+                ends.append(curves.end_frame)
                 if curves.end_frame > scene.frame_end:  # Blender's last frame is 1048574
                     scene.frame_end = int(np.ceil(min(curves.end_frame, 1048574.0)))
             else:
@@ -89,6 +94,10 @@ def build_morphs(
             other = built.get(meshes[target])
             if other is not None and other is not obj and other not in consumed:
                 consumed.append(other)
+    if options.set_scene_range and ends:
+        scene.frame_start = int(np.floor(start))
+        last = int(np.ceil(min(max(ends), 1048574.0)))
+        scene.frame_end = max(last, scene.frame_start + 1)
     if not options.keep_targets:
         for other in consumed:
             if other in result.objects:

@@ -139,7 +139,8 @@ def set_curves(
     frame_start: float = 1.0,
     force_loop: bool = False,
 ) -> SetCurves:
-    """Key-block values at the set's key times (milliseconds -> frames at ``fps``).
+    """Key-block values at the set's key times (milliseconds -> frames at ``fps``, a key
+    within half a millisecond of a whole frame on it).
 
     Every block of the group gets a curve, zero where the set does not use it, so the active
     action alone decides the shape. Keys at the same millisecond become a step (the earlier one
@@ -153,6 +154,11 @@ def set_curves(
         times.insert(0, 0.0)
         names.insert(0, names[0])
     frames = np.array([frame_start + t * fps / 1000.0 for t in times], dtype=np.float64)
+    # Whole milliseconds cannot hold most frame times (1000 / 24): a key within half a
+    # millisecond of a frame is on that frame.
+    whole = np.rint(frames - frame_start) + frame_start
+    snap = np.abs(frames - whole) <= 0.5 * fps / 1000.0 + 1e-9
+    frames[snap] = whole[snap]
     # Collapse runs of equal times to their first and last key, and make that a short step.
     keep = np.ones(len(frames), dtype=bool)
     for i in range(1, len(frames) - 1):

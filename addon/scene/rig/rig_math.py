@@ -198,3 +198,46 @@ def row_decompose(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     quat = quat * np.array([1.0, -1.0, -1.0, -1.0])
     quat = np.where(quat[..., :1] < 0.0, -quat, quat)
     return loc, quat, scale
+
+
+def _inverse_parts(a: list) -> tuple[list, object]:
+    """Cofactor form of a 4x4 inverse: (adjugate rows, determinant), elementwise on floats or
+    on arrays of matrices alike."""
+    (a00, a01, a02, a03), (a10, a11, a12, a13), (a20, a21, a22, a23), (a30, a31, a32, a33) = a
+    s0, s1, s2 = a00 * a11 - a10 * a01, a00 * a12 - a10 * a02, a00 * a13 - a10 * a03
+    s3, s4, s5 = a01 * a12 - a11 * a02, a01 * a13 - a11 * a03, a02 * a13 - a12 * a03
+    c5, c4, c3 = a22 * a33 - a32 * a23, a21 * a33 - a31 * a23, a21 * a32 - a31 * a22
+    c2, c1, c0 = a20 * a33 - a30 * a23, a20 * a32 - a30 * a22, a20 * a31 - a30 * a21
+    det = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0
+    adj = [
+        [a11 * c5 - a12 * c4 + a13 * c3, -a01 * c5 + a02 * c4 - a03 * c3,
+         a31 * s5 - a32 * s4 + a33 * s3, -a21 * s5 + a22 * s4 - a23 * s3],
+        [-a10 * c5 + a12 * c2 - a13 * c1, a00 * c5 - a02 * c2 + a03 * c1,
+         -a30 * s5 + a32 * s2 - a33 * s1, a20 * s5 - a22 * s2 + a23 * s1],
+        [a10 * c4 - a11 * c2 + a13 * c0, -a00 * c4 + a01 * c2 - a03 * c0,
+         a30 * s4 - a31 * s2 + a33 * s0, -a20 * s4 + a21 * s2 - a23 * s0],
+        [-a10 * c3 + a11 * c1 - a12 * c0, a00 * c3 - a01 * c1 + a02 * c0,
+         -a30 * s3 + a31 * s1 - a32 * s0, a20 * s3 - a21 * s1 + a22 * s0],
+    ]  # fmt: skip
+    return adj, det
+
+
+def inverse4(m: np.ndarray) -> np.ndarray:
+    """Inverse of a (4, 4) matrix or a (..., 4, 4) stack, from cofactors, without LAPACK.
+
+    Under Blender a LAPACK call on a 4x4 matrix costs far more than the arithmetic (its
+    threads wait on Blender's), and rigs invert hundreds. A singular matrix raises
+    ``LinAlgError`` as ``np.linalg.inv`` does; a non-finite one gives non-finite values.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    if m.ndim == 2:
+        adj, det = _inverse_parts(m.tolist())
+        if det == 0.0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return np.array(adj) / det
+    adj, det = _inverse_parts([[m[..., r, c] for c in range(4)] for r in range(4)])
+    det_a = np.asarray(det)
+    if np.any(det_a == 0.0):
+        raise np.linalg.LinAlgError("Singular matrix")
+    out = np.stack([np.stack(row, axis=-1) for row in adj], axis=-2)
+    return out / det_a[..., None, None]

@@ -3,9 +3,10 @@
 Everything here is in Blender's space (column vectors, after the file->Blender conversion)
 and relative to the armature object, which sits at the identity.
 
-- ``bind``: the bone's bind matrix, ``inverse(matrixOffset)`` when a SkinWeights names the
-  frame (real files store an animated pose in the frame matrices), else the parent's bind
-  times the frame's own matrix. May carry scale.
+- ``bind``: the bone's bind matrix, ``X @ inverse(matrixOffset)`` when a SkinWeights names
+  the frame (real files store an animated pose in the frame matrices), with ``X`` the stretch
+  of that mesh's frame (:mod:`.stretch`: the mesh carries it, so binds are rigid), else the
+  parent's bind times the frame's own matrix.
 - ``rest``: what Blender can store for a bone (head, tail, roll: no scale): the bind's
   rotation, turned by a signed axis permutation so that +Y (the bone's direction) is the
   bind axis pointing closest to the children. A permutation keeps animated scale exact
@@ -20,7 +21,8 @@ from typing import Protocol
 import numpy as np
 
 from ...xfile.views.model import FrameData, MeshData, SceneData
-from .rig_math import closest_rotation
+from .rig_math import closest_rotation, inverse4
+from .stretch import mesh_stretch
 
 
 class SpaceConversion(Protocol):
@@ -33,7 +35,7 @@ class SpaceConversion(Protocol):
 def convert_matrices(conversion: SpaceConversion, m: np.ndarray) -> np.ndarray:
     """File row-vector matrices (..., 4, 4) -> Blender ``C @ M.T @ C^-1``, batched."""
     c = np.asarray(conversion.basis, dtype=np.float64)
-    return c @ np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2) @ np.linalg.inv(c)
+    return c @ np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2) @ inverse4(c)
 
 
 @dataclass(eq=False)
@@ -81,7 +83,10 @@ def flatten_frames(scene: SceneData) -> list[FrameNode]:
     nodes: list[FrameNode] = []
 
     def visit(frame: FrameData, parent: int) -> None:
-        node = FrameNode(len(nodes), frame.name, parent, np.asarray(frame.matrix, float), frame)
+        local = np.asarray(frame.matrix, float)
+        if not np.isfinite(local).all():  # as the hierarchy builder does (it warns)
+            local = np.eye(4)
+        node = FrameNode(len(nodes), frame.name, parent, local, frame)
         nodes.append(node)
         if parent >= 0:
             nodes[parent].children.append(node.index)
@@ -142,24 +147,61 @@ def choose_bone_frames(
     return sorted(chosen)
 
 
-def first_offsets(scene: SceneData, by_name: dict[str, int]) -> dict[int, np.ndarray]:
-    """frame index -> the matrixOffset of the first SkinWeights naming it (file space)."""
-    out: dict[int, np.ndarray] = {}
-    for mesh in scene.all_meshes():
+def _usable_offset(off: np.ndarray) -> bool:
+    return (
+        off.shape == (4, 4)
+        and bool(np.all(np.isfinite(off)))
+        and abs(np.linalg.det(off[:3, :3])) > 1e-12
+    )
+
+
+def first_offsets(scene: SceneData, by_name: dict[str, int]) -> dict[int, tuple[np.ndarray, int]]:
+    """frame index -> (the matrixOffset of the first SkinWeights naming it (file space),
+    the index of its mesh in ``scene.all_meshes()``)."""
+    out: dict[int, tuple[np.ndarray, int]] = {}
+    for m, mesh in enumerate(scene.all_meshes()):
         if mesh.skin is None:
             continue
         for sw in mesh.skin.weights:
             i = by_name.get(sw.frame_name)
             off = np.asarray(sw.offset, dtype=np.float64)
-            usable = off.shape == (4, 4) and bool(np.all(np.isfinite(off)))
-            if (
-                i is not None
-                and i not in out
-                and usable
-                and abs(np.linalg.det(off[:3, :3])) > 1e-12
-            ):
-                out[i] = off
+            if i is not None and i not in out and _usable_offset(off):
+                out[i] = (off, m)
     return out
+
+
+def frame_worlds(nodes: list[FrameNode]) -> list[np.ndarray]:
+    """Every frame's combined file row matrix (``local @ parent's``), parents first."""
+    out: list[np.ndarray] = []
+    for n in nodes:
+        out.append(n.local if n.parent < 0 else n.local @ out[n.parent])
+    return out
+
+
+def mesh_stretches(
+    scene: SceneData, nodes: list[FrameNode], conversion: SpaceConversion
+) -> tuple[list[np.ndarray], list[str]]:
+    """Per mesh of ``scene.all_meshes()``: the matrix it carries (:func:`.stretch.mesh_stretch`,
+    Blender space; identity for unskinned meshes), and notes."""
+    holder = {id(mesh): n.index for n in nodes for mesh in n.data.meshes}
+    worlds = frame_worlds(nodes)
+    out: list[np.ndarray] = []
+    notes: list[str] = []
+    for mesh in scene.all_meshes():
+        weights = mesh.skin.weights if mesh.skin is not None else []
+        # bones that move no vertex (exporters write them so bones stay bones) do not count
+        offs = [np.asarray(sw.offset, dtype=np.float64) for sw in weights if len(sw.indices)]
+        offs = [o for o in offs if _usable_offset(o)]
+        if not offs:
+            out.append(np.eye(4))
+            continue
+        i = holder.get(id(mesh))
+        world = convert_matrices(conversion, worlds[i]) if i is not None else np.eye(4)
+        x, why = mesh_stretch(convert_matrices(conversion, np.stack(offs)), world)
+        out.append(x)
+        if why:
+            notes.append(f"mesh {mesh.name!r}: {why}; its bones keep the scale")
+    return out, notes
 
 
 def _unique_names(nodes: list[FrameNode], frames: list[int]) -> list[str]:
@@ -209,12 +251,15 @@ def plan_skeleton(
     if not frames:
         return plan
     offsets = first_offsets(scene, by_name)
+    stretches, notes = mesh_stretches(scene, nodes, conversion)
+    plan.warnings.extend(notes)
     names = _unique_names(nodes, frames)
     locals_b = convert_matrices(conversion, np.stack([nodes[i].local for i in frames]))
     for k, i in enumerate(frames):
         parent = plan.bone_of_frame.get(nodes[i].parent, -1)
         if i in offsets:
-            bind = np.linalg.inv(convert_matrices(conversion, offsets[i]))
+            off, m = offsets[i]
+            bind = stretches[m] @ inverse4(convert_matrices(conversion, off))
         else:
             parent_bind = np.eye(4) if parent < 0 else plan.bones[parent].bind
             bind = parent_bind @ locals_b[k]

@@ -1,9 +1,11 @@
 """Skinned meshes onto the armature, and the other objects of bone frames onto their bones.
 
 - A skinned mesh object: parented to the armature (plain object parent, no bone), placed at
-  its skin-space matrix (identity unless its offsets say otherwise), one vertex group per
-  SkinWeights (named after the bone), an Armature modifier. D3D skins in the skeleton's space
-  and ignores the mesh's own frame matrix; so does this.
+  its skin-space matrix (identity unless its offsets say otherwise: the scale or mirror of
+  its frame, :mod:`.stretch`), one vertex group per SkinWeights (named after the bone), an
+  Armature modifier. D3D skins in the skeleton's space and ignores the mesh's own frame
+  matrix; so does this. A skin space with shear, which an object's location, rotation and
+  scale cannot hold, goes into the parent inverse (a full matrix), the vertices unchanged.
 - A frame that became a bone loses its empty; what hung under it (props, rigid meshes,
   frames that are not bones) hangs from the bone instead, keeping its world matrix and
   following the bone when it moves.
@@ -16,8 +18,10 @@ import numpy as np
 
 from ...xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
+from .rig_math import inverse4
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
 from .skin_weights import SkinPlan, plan_skin, weight_batches
+from .stretch import storable
 
 
 def is_skinned(mesh: MeshData) -> bool:
@@ -63,8 +67,12 @@ def skin_object(
     space, notes = mesh_skin_space(plan, mesh, conversion)
     obj.parent = armature.obj
     obj.parent_type = "OBJECT"
-    obj.matrix_parent_inverse.identity()
-    obj.matrix_basis = as_matrix(space)
+    if storable(space):
+        obj.matrix_parent_inverse.identity()
+        obj.matrix_basis = as_matrix(space)
+    else:
+        obj.matrix_parent_inverse = as_matrix(space)
+        obj.matrix_basis.identity()
     mod = obj.modifiers.new("Armature", "ARMATURE")
     assert isinstance(mod, bpy.types.ArmatureModifier)
     mod.object = armature.obj
@@ -80,7 +88,7 @@ def bone_parent_inverse(rest: np.ndarray, bind: np.ndarray, length: float) -> np
     """
     tail = np.eye(4)
     tail[1, 3] = length
-    return np.linalg.inv(tail) @ np.linalg.inv(rest) @ bind
+    return inverse4(tail) @ inverse4(rest) @ bind
 
 
 def _attach(obj: bpy.types.Object, armature: BuiltArmature, bone: str, inverse: np.ndarray) -> None:

@@ -20,6 +20,10 @@ from .skinning import attach_to_bones, is_skinned, skin_object
 if TYPE_CHECKING:
     from ..imp.context import BuildContext
 
+#: pose-bone property: the ``matrix_basis`` of the file's frame pose (16 floats, row-major),
+#: for the exporter (an action overwrites the pose bones' own values)
+FILE_POSE = "xof_pose"
+
 
 def show_file_pose(plan: SkeletonPlan, armature: BuiltArmature, conversion: object) -> None:
     """Pose the bones as the file's frame matrices say (the pose shown after import)."""
@@ -34,6 +38,10 @@ def show_file_pose(plan: SkeletonPlan, armature: BuiltArmature, conversion: obje
         ]
     )
     pose_bones(armature.obj, [b.name for b in plan.bones], bases)
+    pose = armature.obj.pose
+    assert pose is not None
+    for b, basis in zip(plan.bones, bases, strict=True):  # for the exporter: actions overwrite
+        pose.bones[b.name][FILE_POSE] = [float(v) for v in basis.reshape(-1)]
 
 
 def build_rig(ctx: BuildContext) -> None:

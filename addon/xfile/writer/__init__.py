@@ -9,7 +9,11 @@ declarations for every template outside Microsoft's standard set.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import tempfile
+from collections.abc import Iterable
 
 from ..document import XDocument
 from ..errors import XFileError
@@ -65,19 +69,55 @@ def write_file(
     *,
     level: int = 1,
 ) -> int:
-    """Write ``doc`` to ``path``; returns the number of bytes written."""
+    """Write ``doc`` to ``path``; returns the number of bytes written.
+
+    The bytes go to a temporary file beside ``path`` that replaces it only when complete, so
+    a failed write (a full disk, a lost folder) leaves the previous file as it was; the
+    error is an :class:`XFileError` that names the path and the cause.
+    """
     fmt, bits, head = _choices(doc, fmt, float_bits)
+    parts: list[bytes | memoryview]
     if fmt == "txt":  # the pieces go to the file as they are: 100 MB are not joined first
-        parts = text_parts(doc, bits, head)
-        with open(path, "wb") as handle:
+        parts = list(text_parts(doc, bits, head))
+    elif fmt == "bin":  # arrays go to the file from their own buffers
+        parts = binary_parts(doc, bits, head)
+    else:
+        parts = [write(doc, fmt, bits, level=level)]
+    replace_file(path, parts)
+    return sum(memoryview(p).nbytes for p in parts)
+
+
+def replace_file(path: str | os.PathLike[str], parts: Iterable[bytes | memoryview]) -> None:
+    """Write ``parts`` (bytes-like) to a temporary file beside ``path``, then rename it over
+    ``path``; on any failure the temporary file is removed and ``path`` is untouched."""
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, temporary = tempfile.mkstemp(
+            prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder
+        )
+    except OSError as exc:
+        raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
             handle.writelines(parts)
-        return sum(len(p) for p in parts)
-    if fmt == "bin":  # arrays go to the file from their own buffers
-        chunks = binary_parts(doc, bits, head)
-        with open(path, "wb") as handle:
-            handle.writelines(chunks)
-        return sum(memoryview(c).nbytes for c in chunks)
-    data = write(doc, fmt, bits, level=level)
-    with open(path, "wb") as handle:
-        handle.write(data)
-    return len(data)
+        os.chmod(temporary, _mode_for(target))
+        os.replace(temporary, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+
+
+def _cause(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _mode_for(target: str) -> int:
+    """The permissions of the file being replaced, else what ``open`` would give a new one."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

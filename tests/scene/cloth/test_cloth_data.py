@@ -15,6 +15,7 @@ from xof.addon.scene.cloth.data import (  # noqa: E402
     STIFFNESS_GROUP,
     apply_cloth_data,
     group_weights,
+    groups_weights,
     mesh_edges,
     read_cloth_inputs,
 )
@@ -119,3 +120,16 @@ def test_cloth_data_survives_save_and_reload(grid3, tmp_path) -> None:
     assert len(obj.data.edges) == 14
     assert marked(obj) == {(0, 1), (0, 4), (2, 6)}
     assert STIFFNESS_GROUP in obj.vertex_groups and DAMPING_GROUP in obj.vertex_groups
+
+
+def test_several_groups_are_read_in_one_walk(grid3) -> None:
+    a = grid3.vertex_groups.new(name="a")
+    b = grid3.vertex_groups.new(name="b")
+    a.add([0, 4], 0.25, "REPLACE")
+    b.add([4, 8], 0.75, "REPLACE")
+    b.add([1], 0.0, "REPLACE")  # a member with weight 0 is not outside the group
+    wa, wb, missing, again = groups_weights(grid3, ["a", "b", "nope", "a"], -1.0)
+    assert wa.tolist() == [0.25, -1, -1, -1, 0.25, -1, -1, -1, -1]
+    assert wb.tolist() == [-1, 0.0, -1, -1, 0.75, -1, -1, -1, 0.75]
+    assert missing is None and np.array_equal(again, wa) and again is not wa
+    assert np.array_equal(group_weights(grid3, "b", -1.0), wb)

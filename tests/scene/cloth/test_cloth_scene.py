@@ -32,6 +32,8 @@ def test_colliders_from_object_sizes_and_transforms(physics) -> None:
     bpy.ops.mesh.primitive_plane_add(size=4.0, location=(0.0, 0.0, -1.0))
     floor = bpy.context.object
     floor.rotation_euler = (np.pi / 2, 0.0, 0.0)  # its normal turns from +Z to -Y
+    ball.xof_physics.collider_shape = "SPHERE"  # meshes are surfaces unless told otherwise
+    floor.xof_physics.collider_shape = "PLANE"
     bpy.context.view_layer.update()
     sphere = collider_for(ball)
     assert isinstance(sphere, Sphere)

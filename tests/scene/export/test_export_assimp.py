@@ -1,6 +1,6 @@
 """Assimp (Debian's assimp-utils) reads what xof exports from our own fixtures -- skinned and
 animated, cloth, morph -- with the mesh, bone and animation counts of the fixture, in every
-format. Skipped when the tool is not installed."""
+format, and in both compatibility modes. Skipped when the tool is not installed."""
 
 from __future__ import annotations
 
@@ -43,3 +43,27 @@ def test_assimp_reads_every_exported_fixture(name: str, tmp_path: Path) -> None:
         out = tmp_path / f"{name}.out.{fmt}{bits}.x"
         export_scene(str(out), ExportOptions(format=fmt, float_bits=bits))
         assert assimp_counts(out, raw=True) == expected, (name, fmt, bits)
+        # Legacy: the same, less the morph targets (no standard template holds morph sets)
+        legacy = tmp_path / f"{name}.legacy.{fmt}{bits}.x"
+        export_scene(str(legacy), ExportOptions(format=fmt, float_bits=bits,
+                                                compatibility="LEGACY"))  # fmt: skip
+        dropped = _meshes(out) - _meshes(legacy)
+        assert dropped <= _morph_keyed(out)  # only morph targets go
+        assert bool(dropped) == name.startswith("morph"), name
+        fewer = len(dropped)
+        assert assimp_counts(legacy, raw=True) == expected | {
+            "Meshes": expected["Meshes"] - fewer
+        }, (name, "legacy", fmt, bits)
+
+
+def _meshes(path: Path) -> set[str]:
+    from xof.addon.xfile import read
+
+    return {str(o.name) for o in read(path).walk() if o.template == "Mesh"}
+
+
+def _morph_keyed(path: Path) -> set[str]:
+    """The meshes that morph keys name."""
+    from xof.addon.xfile import read
+
+    return {k.mesh_name for s in read(path).scene().morph_sets for k in s.keys}

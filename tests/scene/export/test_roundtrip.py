@@ -106,7 +106,9 @@ def assert_same(a: dict[str, Any], b: dict[str, Any], tick_seconds: float) -> No
         np.testing.assert_allclose(y["co"], x["co"], rtol=1e-6, atol=1e-6, err_msg=name)
         np.testing.assert_allclose(y["world"], x["world"], rtol=1e-6, atol=1e-6, err_msg=name)
         np.testing.assert_array_equal(y["corners"], x["corners"], err_msg=name)
-        np.testing.assert_allclose(y["normals"], x["normals"], atol=1e-5, err_msg=name)
+        # Blender keeps custom normals as two 16-bit angles against each corner's automatic
+        # normal: each import re-quantises them (measured up to 6e-4, 0.03 degrees)
+        np.testing.assert_allclose(y["normals"], x["normals"], atol=1e-3, err_msg=name)
         assert len(y["uvs"]) == len(x["uvs"])
         for u, v in zip(x["uvs"], y["uvs"], strict=True):
             np.testing.assert_allclose(v, u, atol=1e-6, err_msg=name)

@@ -1,0 +1,7 @@
+"""``python -m addon.batch``: the batch converter's command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

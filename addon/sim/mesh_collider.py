@@ -1,0 +1,444 @@
+"""A collider that is a triangle surface moving from its previous to its current pose.
+
+The Blender side hands over world-space vertices ``(V, 3)`` and triangles ``(T, 3)`` each
+frame (``move_to``); within the frame the surface is interpolated linearly from the previous
+pose to the current one, substep by substep (``begin_substep(t0, t1)``, fractions of the
+frame). A point is kept ``outer + margin`` (the reach) in front of the surface:
+
+- one-sided (``inner > 0``): the front is where the (counter-clockwise) face normals point;
+  a point up to ``inner`` behind the surface is pushed out to the front;
+- two-sided (``inner == 0``): each point stays on the side it was on at the substep's start.
+
+Contacts come from candidate point-triangle pairs (``broad_phase.box_pairs`` on the
+triangles' boxes over the whole frame, grown by the reach plus a slack), kept for each point
+while it stays within the slack of where they were found (``candidates.py``), so most
+substeps reuse most of them. Per
+substep every pair gets its closest point (closest feature: face, edge or vertex, whose
+normal is the push direction) and a swept test: a point whose path crosses the triangle's
+plane inside the triangle (both moving linearly over the substep) is pushed back to the side
+it came from, whatever the distance it ended at. Each point takes one contact: its earliest
+crossing, else its nearest triangle in reach.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .broad_phase import BoxGrid
+from .candidates import Candidates
+from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
+from .rows import put_rows, take_columns, take_rows
+from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
+
+WINDOW = 0.5  # a moving surface's candidates are found again every this much of a frame
+# how far a point may move before its pairs are found again, in reaches: small for points
+# in contact (fewer candidate triangles), large for the others (found again less often)
+SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
+TINY_DISTANCE = 1e-9
+
+
+def _vertices(value: np.ndarray, name: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise ValueError(f"{name} must be (V, 3), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} has non-finite coordinates")
+    return arr.copy()
+
+
+def _triangles(value: np.ndarray, vertex_count: int) -> np.ndarray:
+    tri = np.asarray(value)
+    if tri.ndim != 2 or tri.shape[1] != 3 or not np.issubdtype(tri.dtype, np.integer):
+        raise ValueError(f"triangles must be (T, 3) integers, got {tri.shape} {tri.dtype}")
+    tri = tri.astype(np.int64)
+    if tri.size and (tri.min() < 0 or tri.max() >= vertex_count):
+        raise ValueError(f"triangle corner out of range 0..{vertex_count - 1}")
+    distinct = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+    return np.ascontiguousarray(tri[distinct])
+
+
+class MeshCollider:
+    """Points kept ``outer + margin`` from a moving triangle surface (see the module)."""
+
+    def __init__(
+        self,
+        vertices: np.ndarray,
+        triangles: np.ndarray,
+        previous: np.ndarray | None = None,
+        outer: float = 0.02,
+        inner: float = 0.0,
+        friction: float | None = None,
+    ) -> None:
+        current = _vertices(vertices, "collider vertices")
+        self.source_triangles = np.array(triangles)  # as given (degenerate ones included)
+        self.triangles = _triangles(triangles, len(current))
+        self.outer = max(float(outer), 0.0) if np.isfinite(outer) else 0.0
+        self.inner = max(float(inner), 0.0) if np.isfinite(inner) else 0.0
+        self.friction = friction
+        self.rebuilds = 0  # substeps that ran the broad phase (for tests and benchmarks)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._t0 = self._t1 = 1.0
+        self.set_pose(current if previous is None else previous, current)
+
+    # poses -------------------------------------------------------------------------------
+
+    def set_pose(self, previous: np.ndarray, current: np.ndarray) -> None:
+        """The surface at the start and the end of the coming frame (world space)."""
+        prev = _vertices(previous, "previous collider vertices")
+        cur = _vertices(current, "collider vertices")
+        if prev.shape != cur.shape:
+            raise ValueError(f"collider poses differ in shape: {prev.shape} vs {cur.shape}")
+        self._prev, self._cur = prev, cur
+        self.moving = not np.array_equal(prev, cur)
+        self._drift = (cur - prev).mean(axis=0) if len(cur) else np.zeros(3)
+        self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
+        if not self.moving:
+            self._open_window(0.0, 1.0)
+        self._static = self._end = self._pose(1.0)
+        self.begin_substep(1.0, 1.0)
+
+    def _open_window(self, start: float, end: float) -> None:
+        """Boxes, travel and candidates for the part ``start``..``end`` of the frame: pairs
+        found in it hold until it ends (a moving surface's travel over a window, not over
+        the whole frame, bounds how many triangles a point must keep)."""
+        self._window = (start, end)
+        # in the frame moving with the surface's mean (``drift``): distances are the same,
+        # and a body walking by moves its triangles (and the cloth on it) far less there
+        a = self._prev + (self._cur - self._prev) * start - self._drift * start
+        b = self._prev + (self._cur - self._prev) * end - self._drift * end
+        self._box_lo = np.minimum(a, b)[self.triangles].min(axis=1)  # (T, 3)
+        self._box_hi = np.maximum(a, b)[self.triangles].max(axis=1)
+        travel = np.linalg.norm(b - a, axis=1)[self.triangles].max(axis=1)
+        self._travel = travel.astype(np.float32)  # (T,) the farthest a corner moves in it
+        self._pairs: Candidates | None = None
+        self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
+        self._grid_grow = 0.0
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self._cur.shape[0])
+
+    def move_to(self, vertices: np.ndarray) -> None:
+        """Next frame: the current pose becomes the previous one."""
+        self.set_pose(self._cur, vertices)
+
+    def begin_substep(self, t0: float, t1: float) -> None:
+        """The surface moves from fraction ``t0`` to ``t1`` of the frame in this substep."""
+        self._t0, self._t1 = float(t0), float(t1)
+        if not self.moving:
+            self._start = self._end = self._static
+            return
+        if not (self._window[0] <= self._t0 and self._t1 <= self._window[1] + 1e-9):
+            self._open_window(self._t0, max(self._t1, min(self._t0 + WINDOW, 1.0)))
+        previous_end = self._end
+        self._end = previous_end if previous_end.t == t1 else self._pose(t1)
+        if t0 == t1:
+            self._start = self._end
+        else:
+            self._start = previous_end if previous_end.t == t0 else self._pose(t0)
+
+    def _pose(self, t: float) -> _Pose:
+        """The surface at fraction ``t`` of the frame."""
+        vertices = self._prev + (self._cur - self._prev) * t if self.moving else self._cur
+        return _Pose(t, np.ascontiguousarray(vertices.T, dtype=np.float32), self.triangles)
+
+    # contacts ----------------------------------------------------------------------------
+
+    def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> Contacts:
+        """Contacts at the substep's end pose, without the swept test (the classic solver)."""
+        idx, normals, push, _ = self.find(pos, None, margin)
+        return idx, normals, push
+
+    def resolve_positions(
+        self,
+        pos: np.ndarray,
+        prev: np.ndarray,
+        movable: np.ndarray,
+        margin: float,
+        friction: float,
+        scratch: Scratch | None = None,
+    ) -> int:
+        """Push movable points out; Coulomb friction on their slip relative to the surface
+        (a point resting on a moving limb is carried with it). Returns the contact count."""
+        idx, normals, push, motion = self.find(pos, prev, margin, movable)
+        if not idx.size:
+            return 0
+        rows = take_rows(pos, idx)
+        mu = default_friction(self.friction, friction)
+        axes = _normal_axes(normals)
+        if mu > 0.0:
+            before = take_rows(prev, idx)
+            for axis in range(3):
+                column = before[:, axis]
+                column += motion[axis]
+            _limit_slip(rows, before, axes, push, mu)
+        for axis, component in axes:
+            column = rows[:, axis]
+            column += component * push
+        put_rows(pos, idx, rows)
+        return int(idx.size)
+
+    def find(
+        self,
+        pos: np.ndarray,
+        prev: np.ndarray | None,
+        margin: float,
+        movable: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One contact per point in reach: ids ``(k,)``, outward normals ``(3, k)``, pushes
+        ``(k,)`` and the surface's motion at the contact over the substep ``(3, k)``.
+
+        ``prev`` ``(N, 4)``: the points at the substep's start (for the swept test and the
+        side a two-sided surface keeps them on); None: a static test at the end pose.
+        Pairs whose point neither crossed the triangle's plane nor is within reach of both
+        that plane and the triangle's bounding ball are dropped before the closest points.
+        """
+        dtype = pos.dtype
+        reach = self.outer + max(float(margin), 0.0)
+        pairs = self._candidates(pos, prev, reach, movable)
+        if pairs is None:
+            return _no_contacts(dtype)
+        one_sided = self.inner > 0.0
+        limit = self.inner if one_sided else reach
+        end, start = self._end, self._start
+        tri = pairs.tri
+        p1 = take_columns(pos, pairs.point).astype(np.float32, copy=False)
+        planes = end.plane_columns(tri)
+        n1 = planes[0:3]
+        s1 = dot(n1, p1) - planes[3]
+        p0 = p1 if prev is None else take_columns(prev, pairs.point).astype(np.float32)
+        if prev is None:
+            s0 = s1
+        elif start is end:
+            s0 = dot(n1, p0) - planes[3]
+        else:
+            planes0 = start.plane_columns(tri)
+            s0 = dot(planes0[0:3], p0) - planes0[3]
+        side = np.ones_like(s1) if one_sided else np.where(s0 >= 0, 1.0, -1.0).astype(s1.dtype)
+        height = side * s1
+        crossed = (side * s0 >= 0) & (height < 0)
+        off_centre = p1 - planes[4:7]
+        ball = planes[7] + np.float32(max(reach, limit))
+        in_ball = dot(off_centre, off_centre) <= ball * ball
+        live = np.flatnonzero(((height < reach) & (height > -limit) & in_ball) | crossed)
+        if not live.size:
+            return _no_contacts(dtype)
+
+        live_tri = tri[live]
+        c1 = end.corner_columns(live_tri)
+        c0 = c1 if start is end else start.corner_columns(live_tri)
+        p = p1[:, live]
+        q, bary, on_face = closest_points(p, *c1)
+        e = p - q
+        dist = np.sqrt(dot(e, e))
+        normal_live = n1[:, live]
+        side_live = side[live]
+        h = height[live]
+        flat = on_face | (dist <= TINY_DISTANCE)
+        # beside an edge or a corner: a one-sided surface's front is the normals' side; on a
+        # two-sided one the side is ill-defined there (a point near the plane beyond an edge
+        # flips sides with the slightest turn), so the push is along the feature, away
+        proper = flat | (dot(e, normal_live) * side_live >= 0) | (not one_sided)
+        gap = np.where(flat, h, np.where(proper, dist, -dist))
+        key = np.full(live.size, np.inf, dtype=np.float32)
+        cross_at = np.flatnonzero(crossed[live])
+        if cross_at.size:  # swept: where the path meets the moving plane, inside the triangle?
+            c = live[cross_at]
+            u = s0[c] / (s0[c] - s1[c])
+            x = p0[:, c] + (p1[:, c] - p0[:, c]) * u
+            corners = []
+            for k in range(3):
+                hi, lo = c1[k][:, cross_at], c0[k][:, cross_at]
+                corners.append(lo + (hi - lo) * u)
+            hit = inside_triangle(x, *corners)
+            chosen = cross_at[hit]
+            key[chosen] = u[hit] - 2.0  # the earliest crossing first
+            gap[chosen] = h[chosen]  # back in front of the plane it crossed
+            flat[chosen] = True
+        reached = (gap < reach) & (gap > -limit) & np.isinf(key)
+        key[reached] = np.abs(gap[reached])
+        every = np.full(pairs.count, np.inf, dtype=np.float32)
+        every[live] = key
+        best_pairs = pairs.best(every)
+        if not best_pairs.size:
+            return _no_contacts(dtype)
+        b = np.searchsorted(live, best_pairs)
+        normal = side_live[b] * normal_live[:, b]
+        edge_like = ~flat[b]
+        if edge_like.any():
+            pick = b[edge_like]
+            normal[:, edge_like] = e[:, pick] * (np.where(proper[pick], 1.0, -1.0) / dist[pick])
+        push = (reach - gap[b]).astype(dtype)
+        if start is end:
+            motion = np.zeros((3, b.size), dtype=np.float32)
+        else:
+            w = bary[:, b]
+            motion = sum((c1[k][:, b] - c0[k][:, b]) * w[k] for k in range(3))
+        return pairs.point[best_pairs], normal.astype(dtype), push, motion.astype(dtype)
+
+    # broad phase -------------------------------------------------------------------------
+
+    def _candidates(
+        self, pos: np.ndarray, prev: np.ndarray | None, reach: float, movable: np.ndarray | None
+    ) -> Candidates | None:
+        """The candidate pairs, queried again for the points that moved beyond their slack."""
+        pairs = self._pairs
+        if pairs is None or pairs.reach != reach:
+            pairs = self._pairs = Candidates(self.triangles, reach)
+        ids = self._all_ids(len(pos)) if movable is None else np.flatnonzero(movable)
+        queries = pairs.queries
+        here = self._drifted(pos, self._t1)
+        start = None if prev is None else self._drifted(prev, self._t0)
+        pairs.refresh(
+            here, start, ids, lambda chosen: self._query(pos, here, start, chosen, reach)
+        )
+        if pairs.queries != queries:
+            self.rebuilds += 1
+        return pairs if pairs.count else None
+
+    def _drifted(self, rows: np.ndarray, t: float) -> np.ndarray:
+        """Points ``(N, 3)`` float32 in the frame moving with the surface's mean, at ``t``."""
+        out = np.array(rows[:, :3], dtype=np.float32)
+        if self.moving:
+            out -= (self._drift * t).astype(np.float32)
+        return out
+
+    def _query(
+        self,
+        pos: np.ndarray,
+        here: np.ndarray,
+        before: np.ndarray | None,
+        chosen: np.ndarray,
+        reach: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs of the ``chosen`` points and the slack of each (see the module).
+
+        A point keeps the triangles it may reach or cross, or that may become its nearest,
+        while it moves by at most its slack and the triangles by their travel this frame:
+        distance now within ``min(front reach, nearest + 2 slack) + slack + travel`` (the
+        reach behind a one-sided surface is ``inner``); motion is counted in the frame moving
+        with the surface's mean (``here``, ``before``). A point's slack is half its gap to
+        the reach, between the small one (in contact: fewer pairs, found again sooner) and
+        the large one. The path of this
+        substep (from ``prev``) counts too: the grid is asked at points along it, and the
+        distance now is lowered by the path's length, so a point that crossed a triangle
+        this substep keeps it.
+        """
+        small, large = SLACK_CONTACT * reach, SLACK_FREE * reach
+        grow = max(reach, self.inner) + large
+        if self._grid is None or self._grid_grow != grow:
+            self._grid = BoxGrid(self._box_lo - grow, self._box_hi + grow)
+            self._grid_grow = grow
+        path = _path_lengths(here, before, chosen)  # all in the drifting frame
+        point, tri = _query_along(self._grid, here, before, chosen, path, grow)
+        slack = np.full(chosen.size, large, dtype=np.float32)
+        if not point.size:
+            return chosen[point], tri, slack
+        p = take_columns(pos, chosen[point]).astype(np.float32, copy=False)
+        end = self._end
+        abc = end.corner_columns(tri)
+        q, _, _ = closest_points(p, *abc)
+        e = p - q
+        dist = np.sqrt(dot(e, e))
+        behind = dot(p, end.plane_columns(tri)[0:3]) < end.planes[tri, 3]
+        in_reach = np.where(behind & (self.inner > 0), max(self.inner, reach), reach)
+        travel = self._travel[tri]
+        nearest = np.full(chosen.size, np.inf, dtype=np.float32)
+        np.minimum.at(nearest, point, dist - travel)
+        # half the gap to the reach: a point nearing the surface meets it before moving more
+        np.clip(0.5 * (nearest - reach), small, large, out=slack)
+        s = slack[point]
+        bound = np.minimum(in_reach, nearest[point] + 2.0 * s + travel.max(initial=0.0))
+        keep = dist - path[point] <= bound + s + travel
+        return chosen[point[keep]], tri[keep], slack
+
+    def _all_ids(self, count: int) -> np.ndarray:
+        if self._ids.size != count:
+            self._ids = np.arange(count)
+        return self._ids
+
+
+def _path_lengths(pos: np.ndarray, prev: np.ndarray | None, chosen: np.ndarray) -> np.ndarray:
+    """How far each chosen point moved this substep ``(k,)`` float32 (0 without ``prev``)."""
+    if prev is None:
+        return np.zeros(chosen.size, dtype=np.float32)
+    d = np.asarray(pos[chosen, :3] - prev[chosen, :3], dtype=np.float32)
+    return np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+
+
+def _query_along(
+    grid: BoxGrid,
+    pos: np.ndarray,
+    prev: np.ndarray | None,
+    chosen: np.ndarray,
+    path: np.ndarray,
+    grow: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Grid pairs (local point ids, triangles) of the chosen points' substep paths: the
+    end points, plus points along paths longer than ``grow`` (a box grown by ``grow`` that
+    the path crosses holds one of points spaced ``grow`` apart). Pairs are distinct."""
+    end = pos[chosen, :3]
+    samples = np.ceil(path / grow).astype(np.int64) if prev is not None else path.astype(int)
+    if not samples.any() or prev is None:
+        return grid.query(end)
+    start = prev[chosen, :3]
+    owner = np.repeat(np.arange(chosen.size), samples + 1)
+    step = np.arange(owner.size) - np.repeat(np.cumsum(samples + 1) - (samples + 1), samples + 1)
+    frac = (step / np.maximum(samples[owner], 1)).astype(np.float32)[:, None]
+    points = start[owner] + (end[owner] - start[owner]) * frac
+    sample, tri = grid.query(points)
+    keys = np.unique(owner[sample] * np.int64(grid.count) + tri)
+    return keys // grid.count, keys % grid.count
+
+
+class _Pose:
+    """The surface at fraction ``t`` of the frame, per triangle packed in rows so one gather
+    of 32- or 48-byte items fetches a pair's data (numpy's gathers cost per item, ~10x an
+    arithmetic pass, so fewer and wider is faster):
+
+    - ``planes`` ``(T, 8)`` float32: unit normal, plane offset (``n . x`` on the plane),
+      centroid, bounding radius about the centroid;
+    - ``corners`` ``(T, 12)`` float32: a, b, c as (x, y, z, 0).
+    """
+
+    def __init__(self, t: float, vertices: np.ndarray, triangles: np.ndarray) -> None:
+        self.t = t
+        a, b, c = (np.ascontiguousarray(vertices[:, triangles[:, k]]) for k in range(3))
+        normals = unit_normals(a, b, c)
+        centres = (a + b + c) / np.float32(3.0)
+        ca, cb, cc = (x - centres for x in (a, b, c))
+        radii = np.sqrt(np.maximum(np.maximum(dot(ca, ca), dot(cb, cb)), dot(cc, cc)))
+        self.planes = np.zeros((len(triangles), 8), dtype=np.float32)
+        self.planes[:, 0:3] = normals.T
+        self.planes[:, 3] = dot(normals, a)
+        self.planes[:, 4:7] = centres.T
+        self.planes[:, 7] = radii
+        self.corners = np.zeros((len(triangles), 12), dtype=np.float32)
+        for k, x in enumerate((a, b, c)):
+            self.corners[:, 4 * k : 4 * k + 3] = x.T
+
+    def plane_columns(self, tri: np.ndarray) -> np.ndarray:
+        """``(8, k)`` rows of ``planes`` for triangles ``tri``: nx ny nz offset cx cy cz r."""
+        return np.ascontiguousarray(gather(self.planes, tri).T)
+
+    def corner_columns(self, tri: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The corners a, b, c of triangles ``tri``, each ``(3, k)``."""
+        block = np.ascontiguousarray(gather(self.corners, tri).T)
+        return block[0:3], block[4:7], block[8:11]
+
+
+def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``records[ids]`` for a C-contiguous 2-D array, each row moved as one item."""
+    item = np.dtype((np.void, records.shape[1] * records.itemsize))
+    flat = records.view(item).reshape(-1)
+    return np.take(flat, ids).view(records.dtype).reshape(len(ids), records.shape[1])
+
+
+def _no_contacts(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    empty = np.zeros((3, 0), dtype=dtype)
+    return np.zeros(0, dtype=np.int64), empty, np.zeros(0, dtype=dtype), empty.copy()
+
+
+def default_friction(own: float | None, default: float) -> float:
+    value = default if own is None else own
+    return min(max(float(value), 0.0), 1.0)

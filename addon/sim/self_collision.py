@@ -1,0 +1,294 @@
+"""Self-collision: cloth points kept ``distance`` away from the cloth's own triangles.
+
+Pairs are a point and a triangle that does not contain it; pairs closer than
+``EXCLUDED_AT_REST`` distances in the rest shape (the neighbouring triangles of a fine mesh)
+are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
+would carry thousands of useless pairs). Each substep every candidate pair gets
+its closest point and a swept test as for a collider surface (``mesh_collider.py``): a
+point stays on the side of the triangle it was on at the substep's start, and a point whose
+path crossed the triangle inside it is put back on that side. The correction of a contact
+moves the point and the triangle's three corners apart along the contact normal, shared by
+inverse mass (a pinned point does not move) and by the barycentric weights of the closest
+point, so the pair ends ``distance`` apart; contacts of one point are one (its earliest
+crossing, else its nearest triangle), and corrections meeting at a point are averaged.
+
+Candidates are found again when a point has moved more than a slack since they were found
+(``broad_phase.box_pairs`` on the triangles' boxes grown by the distance and twice the
+slack: both the point and the triangle may have moved by the slack).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .broad_phase import box_pairs
+from .candidates import Candidates
+from .colliders import Scratch
+from .model import ClothModel
+from .rows import take_columns
+from .settings import SimSettings
+from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
+
+TINY_DISTANCE = 1e-9
+SLACK_MIN, SLACK_MAX = 0.25, 0.5  # bounds of the slack, in distances
+SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's motion
+# pairs closer than this at rest (in distances) are never candidates: the distance plus
+# twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
+EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
+
+
+class SelfCollision:
+    """Keeps a cloth from passing through itself; use as a collider of the XPBD solver."""
+
+    friction: float | None = 0.0
+
+    def __init__(
+        self,
+        triangles: np.ndarray,
+        rest_positions: np.ndarray,
+        inverse_masses: np.ndarray,
+        distance: float = 0.015,
+    ) -> None:
+        rest = np.asarray(rest_positions, dtype=np.float64)
+        tri = np.asarray(triangles)
+        if tri.ndim != 2 or tri.shape[1] != 3 or not np.issubdtype(tri.dtype, np.integer):
+            raise ValueError(f"self-collision triangles must be (T, 3) integers, got {tri.shape}")
+        tri = tri.astype(np.int64)
+        if tri.size and (tri.min() < 0 or tri.max() >= len(rest)):
+            raise ValueError(f"self-collision triangle corner out of range 0..{len(rest) - 1}")
+        distinct = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+        self.triangles = np.ascontiguousarray(tri[distinct])
+        self.distance = max(float(distance), 0.0) if np.isfinite(distance) else 0.0
+        self.inv_mass = np.asarray(inverse_masses, dtype=np.float32)
+        self.point_count = len(rest)
+        self.rebuilds = 0
+        self._pairs: Candidates | None = None
+        self._slack = 0.0
+        self._ids = np.arange(len(rest))
+        self._excluded = np.zeros(0, dtype=np.int64)
+        self._excluded = self._near_at_rest(rest)
+
+    def _near_at_rest(self, rest: np.ndarray) -> np.ndarray:
+        """Sorted keys ``point * T + triangle`` of pairs within ``EXCLUDED_AT_REST``
+        distances at rest."""
+        d = self.distance * EXCLUDED_AT_REST
+        point, tri, dist = self._pairs_within(rest, d, exclude=False)
+        keys = point[dist < d] * len(self.triangles) + tri[dist < d]
+        return np.unique(keys)
+
+    def _pairs_within(
+        self, positions: np.ndarray, grow: float, exclude: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs (point, triangle not containing it, not excluded) with the point in the
+        triangle's box grown by ``grow``, and their distances."""
+        corners = positions[self.triangles]  # (T, 3, 3)
+        lo = corners.min(axis=1) - grow
+        hi = corners.max(axis=1) + grow
+        point, tri = box_pairs(positions, lo, hi)
+        own = (self.triangles[tri] == point[:, None]).any(axis=1)
+        point, tri = point[~own], tri[~own]
+        if exclude and self._excluded.size and point.size:
+            keys = point * len(self.triangles) + tri
+            at = np.searchsorted(self._excluded, keys).clip(max=self._excluded.size - 1)
+            fresh = self._excluded[at] != keys
+            point, tri = point[fresh], tri[fresh]
+        p = np.ascontiguousarray(positions[point].T, dtype=np.float32)
+        abc = [
+            np.ascontiguousarray(positions[self.triangles[tri, k]].T, np.float32) for k in range(3)
+        ]
+        q, _, _ = closest_points(p, *abc)
+        e = p - q
+        return point, tri, np.sqrt(dot(e, e))
+
+    def begin_substep(self, t0: float, t1: float) -> None:
+        """Nothing to interpolate: the triangles are the cloth's own."""
+
+    def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> tuple:
+        """Not a one-sided push: self-collision moves both ends (``resolve_positions``)."""
+        raise NotImplementedError("self-collision resolves its own contacts")
+
+    def resolve_positions(
+        self,
+        pos: np.ndarray,
+        prev: np.ndarray,
+        movable: np.ndarray,
+        margin: float,
+        friction: float,
+        scratch: Scratch | None = None,
+    ) -> int:
+        """Push points and triangles apart (see the module); returns the contact count."""
+        d = self.distance
+        if d <= 0.0 or not len(self.triangles):
+            return 0
+        pairs = self._candidates(pos, prev, d)
+        if pairs is None:
+            return 0
+        tri = pairs.tri
+        end_planes = _planes(pos, self.triangles)
+        start_planes = _planes(prev, self.triangles)
+        p1 = take_columns(pos, pairs.point)
+        p0 = take_columns(prev, pairs.point)
+        n1 = np.take(end_planes[0], tri, axis=1)
+        s1 = dot(n1, p1) - np.take(end_planes[1], tri)
+        s0 = dot(np.take(start_planes[0], tri, axis=1), p0) - np.take(start_planes[1], tri)
+        side = np.where(s0 >= 0, 1.0, -1.0).astype(np.float32)
+        height = side * s1
+        crossed = height < 0
+        live = np.flatnonzero((height < d) | crossed)
+        if not live.size:
+            return 0
+        ids = [corner[live] for corner in pairs.corners]
+        c1 = [take_columns(pos, k) for k in ids]
+        p = p1[:, live]
+        q, bary, on_face = closest_points(p, *c1)
+        e = p - q
+        dist = np.sqrt(dot(e, e))
+        normal_live = n1[:, live]
+        side_live = side[live]
+        h = height[live]
+        flat = on_face | (dist <= TINY_DISTANCE)
+        # beside an edge or a corner the side is ill-defined (a point near the plane beyond
+        # an edge flips sides with the slightest turn): push apart along the feature
+        proper = np.ones_like(flat)
+        gap = np.where(flat, h, np.where(proper, dist, -dist))
+        key = np.full(live.size, np.inf, dtype=np.float32)
+        cross_at = np.flatnonzero(crossed[live])
+        if cross_at.size:
+            c = live[cross_at]
+            u = s0[c] / (s0[c] - s1[c])
+            x = p0[:, c] + (p1[:, c] - p0[:, c]) * u
+            corners = []
+            for k in range(3):
+                hi = c1[k][:, cross_at]
+                lo = take_columns(prev, ids[k][cross_at])
+                corners.append(lo + (hi - lo) * u)
+            hit = inside_triangle(x, *corners)
+            chosen = cross_at[hit]
+            key[chosen] = u[hit] - 2.0
+            gap[chosen] = h[chosen]
+            flat[chosen] = True
+        reached = (np.abs(gap) < d) & np.isinf(key)
+        key[reached] = np.abs(gap[reached])
+        every = np.full(pairs.count, np.inf, dtype=np.float32)
+        every[live] = key
+        best_pairs = pairs.best(every)
+        if not best_pairs.size:
+            return 0
+        b = np.searchsorted(live, best_pairs)
+        normal = side_live[b] * normal_live[:, b]
+        edge_like = ~flat[b]
+        if edge_like.any():
+            pick = b[edge_like]
+            normal[:, edge_like] = e[:, pick] * (np.where(proper[pick], 1.0, -1.0) / dist[pick])
+        depth = (d - gap[b]).astype(np.float32)
+        crossed_best = key[b] < 0
+        ids = [pairs.point[best_pairs]] + [corner[best_pairs] for corner in pairs.corners]
+        weights = bary[:, b]
+        # crossings first and on their own: averaged with nearby proximity pushes they would
+        # leave the point on the wrong side; proximity contacts touching a point a crossing
+        # moved wait for the next substep
+        locked = self._apply(
+            pos,
+            [i[crossed_best] for i in ids],
+            normal[:, crossed_best],
+            depth[crossed_best],
+            weights[:, crossed_best],
+        )
+        rest = ~crossed_best
+        if locked is not None:
+            rest &= ~(locked[ids[0]] | locked[ids[1]] | locked[ids[2]] | locked[ids[3]])
+        self._apply(pos, [i[rest] for i in ids], normal[:, rest], depth[rest], weights[:, rest])
+        return int(best_pairs.size)
+
+    def _apply(
+        self,
+        pos: np.ndarray,
+        ids: list[np.ndarray],
+        normal: np.ndarray,
+        depth: np.ndarray,
+        weights: np.ndarray,
+    ) -> np.ndarray | None:
+        """Move each contact's point (``ids[0]``) along ``normal`` and its corners
+        (``ids[1:]``, barycentric ``weights`` ``(3, k)``) against it, so the gap closes by
+        ``depth``; corrections meeting at a point are averaged. Returns which points were
+        moved ``(N,)`` bool, or None for no contact."""
+        if not depth.size:
+            return None
+        w = self.inv_mass
+        gains = [np.ones_like(depth)] + [-weights[k] for k in range(3)]
+        inv = [w[i] for i in ids]
+        denom = inv[0] + sum(g * g * wi for g, wi in zip(gains[1:], inv[1:], strict=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.where(denom > 0, depth / denom, 0.0).astype(np.float32)
+        n = self.point_count
+        all_ids = np.concatenate(ids)
+        count = np.bincount(all_ids, minlength=n).astype(np.float32)
+        moved = np.zeros((n, 3), dtype=np.float32)
+        for axis in range(3):
+            amounts = np.concatenate(
+                [g * wi * scale * normal[axis] for g, wi in zip(gains, inv, strict=True)]
+            )
+            moved[:, axis] = np.bincount(all_ids, weights=amounts, minlength=n)
+        touched = np.flatnonzero(count)
+        pos[touched, :3] += moved[touched] / count[touched, None]
+        return count > 0
+
+    def _candidates(self, pos: np.ndarray, prev: np.ndarray, d: float) -> Candidates | None:
+        """All pairs found again once any point moved beyond the slack (a moved corner
+        changes its triangle's pairs with points that stayed put). Only motion relative to
+        the cloth's mean counts: moving all together changes no distance within it."""
+        pairs = self._pairs
+        if pairs is not None and pairs.reach == d and pairs.built is not None:
+            moved = np.asarray(pos[:, :3], dtype=np.float32) - pairs.built
+            moved -= moved.mean(axis=0)
+            moved *= moved
+            far = (moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)
+            if far <= self._slack * self._slack:
+                return pairs if pairs.count else None
+        slack = self._slack = slack_for(pos, prev, d)
+        pairs = self._pairs = Candidates(self.triangles, d)
+
+        def query(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            positions = np.asarray(pos[:, :3], dtype=np.float64)
+            point, tri, dist = self._pairs_within(positions, d + 2.0 * slack)
+            keep = dist < d + 2.0 * slack
+            return point[keep], tri[keep], np.full(ids.size, slack, dtype=np.float32)
+
+        pairs.refresh(pos, None, self._ids, query)
+        self.rebuilds += 1
+        return pairs if pairs.count else None
+
+
+def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
+    """How far points may move before pairs are found again: a few substeps of the fastest
+    point's motion, between ``SLACK_MIN`` and ``SLACK_MAX`` times ``scale``."""
+    moved = np.asarray(pos[:, :3] - prev[:, :3], dtype=np.float32)
+    moved *= moved
+    step = float(np.sqrt((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)))
+    return min(max(SLACK_STEPS * step, SLACK_MIN * scale), SLACK_MAX * scale)
+
+
+def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals ``(3, T)`` and plane offsets ``(T,)`` of the cloth's triangles."""
+    a, b, c = (take_columns(rows, triangles[:, k]) for k in range(3))
+    normals = unit_normals(a, b, c)
+    return normals, dot(normals, a)
+
+
+def self_collision_for(
+    model: ClothModel, settings: SimSettings, triangles: np.ndarray | None, warnings: list[str]
+) -> tuple[SelfCollision, ...]:
+    """The self-collision the settings ask for, as a one-entry collider tuple (or none)."""
+    if not settings.self_collision or settings.self_distance <= 0.0:
+        return ()
+    if settings.solver != "XPBD":
+        warnings.append("self-collision needs the XPBD solver: off")
+        return ()
+    if triangles is None or not len(triangles):
+        warnings.append("self-collision needs the cloth's triangles: off")
+        return ()
+    return (
+        SelfCollision(
+            triangles, model.rest_positions, model.inverse_masses, settings.self_distance
+        ),
+    )

@@ -1,0 +1,180 @@
+"""Many simulated objects stepped together: one solver pass a frame instead of one each.
+
+A ``World`` holds one ``Simulator`` per object (each built, validated and guarded as it
+would be alone) and solves the XPBD ones that share a substep length in one merged solver
+(``xpbd_merge.py``): their states live in shared arrays that each object's ``Simulator``
+sees as a view of its rows, so per-object calls (``reset``, ``set_state``, ``state``,
+``update_settings``, the guard and its recovery) keep working and stay per object. Each
+object keeps its own settings, pins, object matrix and colliders; the result for an object
+is the same, bit for bit, as stepping its ``Simulator`` alone. Classic-solver objects are
+stepped alone (their substeps follow their own stability bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .colliders import Collider, begin_substep
+from .guard import ExplosionGuard
+from .settings import SimSettings
+from .simulator import FramePlan, Simulator
+from .solver_xpbd import XpbdSolver
+from .xpbd_merge import ContactSet, MergedXpbd
+
+
+@dataclass
+class ObjectFrame:
+    """One object's inputs for a frame, as ``Simulator.step`` takes them."""
+
+    pinned_targets: np.ndarray | None = None
+    object_matrix: np.ndarray | None = None
+    colliders: Sequence[Collider] = field(default_factory=tuple)
+    shape_targets: np.ndarray | None = None
+
+
+class _Batch:
+    """XPBD members with one substep length, their states in one pair of arrays."""
+
+    def __init__(self, members: list[int], sims: list[Simulator]) -> None:
+        self.members = members
+        self.sims = [sims[i] for i in members]
+        solvers = [s.solver for s in self.sims]
+        assert all(isinstance(s, XpbdSolver) for s in solvers)
+        self.solver = MergedXpbd(solvers)  # type: ignore[arg-type]
+        self.pos = np.concatenate([s.pos for s in self.sims])
+        self.vel = np.concatenate([s.vel for s in self.sims])
+        self.good = np.concatenate([s._good_pos for s in self.sims])
+        for i, sim in enumerate(self.sims):
+            rows = self.solver.rows(i)
+            sim.pos, sim.vel, sim._good_pos = self.pos[rows], self.vel[rows], self.good[rows]
+        offsets = [int(o) for o in self.solver.offsets[:-1]]
+        self.guard = ExplosionGuard.merged([s.guard for s in self.sims], offsets)
+        self._contacts: dict[tuple[object, ...], list[ContactSet]] = {}
+
+    def contact_sets(self, frames: list[ObjectFrame]) -> list[ContactSet]:
+        """Members grouped by their colliders, margin and friction (cached per pattern)."""
+        keys = []
+        for sim, frame in zip(self.sims, frames, strict=True):
+            s = sim.settings
+            keys.append((tuple(id(c) for c in frame.colliders), s.collision_margin, s.friction))
+        pattern = tuple(keys)
+        cached = self._contacts.get(pattern)
+        if cached is not None:
+            return cached
+        sets: dict[tuple[object, ...], ContactSet] = {}
+        for i, (key, frame) in enumerate(zip(keys, frames, strict=True)):
+            if not key[0]:
+                continue
+            if key not in sets:
+                mask = np.zeros(self.solver.n, dtype=bool)
+                sets[key] = ContactSet(tuple(frame.colliders), mask, key[1], key[2])
+            rows = self.solver.rows(i)
+            sets[key].movable[rows] = self.solver.movable[rows]
+        out = list(sets.values())
+        self._contacts = {pattern: out}  # colliders that move between frames stay new objects
+        return out
+
+    def step(self, frame_dt: float | None, frames: list[ObjectFrame]) -> list[np.ndarray]:
+        plans: list[FramePlan | None] = [
+            sim.begin_frame(frame_dt, f.pinned_targets, f.object_matrix, f.shape_targets)
+            for sim, f in zip(self.sims, frames, strict=True)
+        ]
+        ready = [p for p in plans if p is not None]
+        if len(ready) != len(plans) or not ready:
+            return [sim.positions() for sim in self.sims]
+        solver = self.solver
+        solver.contact_sets = self.contact_sets(frames)
+        start, end = self._pin_path(ready)
+        substeps, sub_dt = ready[0].substeps, ready[0].sub_dt
+        pulls = [(sim, p) for sim, p in zip(self.sims, ready, strict=True) if p.revert is not None]
+        moving = tuple({id(c): c for f in frames for c in f.colliders}.values())
+        with np.errstate(all="ignore"):
+            for k in range(1, substeps + 1):
+                begin_substep(moving, (k - 1) / substeps, k / substeps)
+                pins = None
+                if start is not None and end is not None:
+                    pins = (start + (end - start) * (k / substeps)).astype(np.float32)
+                solver.substep(self.pos, self.vel, sub_dt, pins, (), k - 1)
+                for sim, plan in pulls:
+                    sim.pull_to_shape(plan)
+        with np.errstate(all="ignore"):
+            problem = self.guard.problem(self.pos, self.vel, self.good, ready[0].sim_dt)
+        if problem is None:  # no member has one: remember every good state at once
+            np.copyto(self.good, self.pos)
+            return [sim.positions() for sim in self.sims]
+        return [sim.finish_frame(p) for sim, p in zip(self.sims, ready, strict=True)]
+
+    def _pin_path(self, plans: list[FramePlan]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """All members' pins ``(P, 3)`` at the start and end of the frame (members whose pins
+        stay: where they are)."""
+        starts, ends = [], []
+        for sim, plan in zip(self.sims, plans, strict=True):
+            if plan.pin_start is not None and plan.pin_end is not None:
+                starts.append(plan.pin_start)
+                ends.append(plan.pin_end)
+            elif sim.pinned_ids.size:
+                here = sim.pos[sim.pinned_ids, :3].astype(np.float64)
+                starts.append(here)
+                ends.append(here)
+        if not starts:
+            return None, None
+        return np.concatenate(starts), np.concatenate(ends)
+
+
+class World:
+    """Steps several ``Simulator`` objects a frame at a time, the XPBD ones together."""
+
+    def __init__(self, sims: Sequence[Simulator]) -> None:
+        self.sims = list(sims)
+        self._batches: list[_Batch] | None = None
+        self._alone: list[int] = []
+
+    def update_settings(self, index: int, settings: SimSettings) -> None:
+        """``Simulator.update_settings`` for object ``index``; the merge is redone at the
+        next step."""
+        self.sims[index].update_settings(settings)
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """Redo the merge at the next step (after changing a member's solver or settings)."""
+        self._batches = None
+
+    def _build(self) -> list[_Batch]:
+        groups: dict[tuple[object, ...], list[int]] = {}
+        self._alone = []
+        for i, sim in enumerate(self.sims):
+            s = sim.settings
+            if isinstance(sim.solver, XpbdSolver) and not sim._self_hits:  # self: alone
+                key = (s.substeps, s.fps, s.time_scale, s.max_speed)
+                groups.setdefault(key, []).append(i)
+            else:
+                self._alone.append(i)
+        self._batches = [_Batch(members, self.sims) for members in groups.values()]
+        return self._batches
+
+    def step(
+        self, frames: Sequence[ObjectFrame] | None = None, frame_dt: float | None = None
+    ) -> list[np.ndarray]:
+        """Advance every object one frame; positions ``(N_i, 3)`` float32 per object.
+
+        ``frames``: per object, its pins, matrix and colliders (None: none for all).
+        """
+        inputs = list(frames) if frames is not None else [ObjectFrame() for _ in self.sims]
+        if len(inputs) != len(self.sims):
+            raise ValueError(f"{len(inputs)} frame inputs for {len(self.sims)} objects")
+        batches = self._batches if self._batches is not None else self._build()
+        out: list[np.ndarray | None] = [None] * len(self.sims)
+        for batch in batches:
+            results = batch.step(frame_dt, [inputs[i] for i in batch.members])
+            for i, positions in zip(batch.members, results, strict=True):
+                out[i] = positions
+        for i in self._alone:
+            f = inputs[i]
+            sim = self.sims[i]
+            out[i] = sim.step(
+                frame_dt, f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
+            )
+        return [p for p in out if p is not None]

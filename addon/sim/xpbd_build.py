@@ -1,0 +1,297 @@
+"""Which constraints the XPBD solver solves, in which colour groups and in which order.
+
+The build is split by what a setting change touches. The *topology* (stretch limiters,
+bend springs capped by the span-2 limiters, colour groups, every-other-substep turns,
+tethers) depends on the model and on the settings named by ``topology_key``; the
+*stiffness* of every constraint is applied afterwards (``apply_stiffness``) from each
+group's ``GroupSource``, so changing stiffness, damping, gravity or wind rebuilds nothing.
+
+Pass order, longest limiters first, then bend, shear and structural springs, so the springs
+that define the cloth's size have the last word. Solving shear springs and the limiters over
+4+ springs every other substep (with twice the step, so as stiff) and the bend springs on
+the other turns costs much less than solving them every substep and stretches about as
+little (figures: tests/bench/README.md): odd substeps solve span 4 (16 ...), bend and
+structural; even ones span 8, shear and structural.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .coloring import colour_groups
+from .constraint_pass import ConstraintGroup, Mode
+from .limiters import limiter_levels
+from .model import ClothModel, SpringKind
+from .settings import SimSettings
+from .tethers import TetherSlot, build_tethers, share_work
+
+LONG_LIMITER_LEVEL = 1  # limiter levels from here on (span 4, 8 ...) run every other substep
+# The stretch limiter setting counts levels for a cloth this many springs across; finer cloth
+# gets one more level per doubling, so the longest limiter spans as much of it.
+REFERENCE_SPRINGS_ACROSS = 100.0
+MAX_LIMITER_LEVELS = 8
+Report = Callable[[str], None]  # told the name of each build stage as it starts
+BUILD_STAGES = 5  # how many times a build reports (for a progress bar's total)
+STAGE_LIMITED_BEND = 1  # pass stages after the limiters (whose stage is minus their level)
+STAGE_SPRINGS = 10  # bend, shear, structural springs: this, plus 1, plus 2
+
+
+@dataclass
+class GroupSource:
+    """Where a group's stiffness comes from: model springs, or limiters along structural
+    chains (stiff as structural springs, scaled by the pair's painted stiffness)."""
+
+    spring_ids: np.ndarray | None = None  # (g,) indices into model.springs
+    pair_scale: np.ndarray | None = None  # (g,) limiters: mean painted scale of the pair
+    # the group's place in the pass: (stage, colour); stages ascend in pass order (limiter
+    # levels longest first, then limited bend, bend, shear, structural springs)
+    place: tuple[int, int] = (0, 0)
+
+
+def topology_key(settings: SimSettings) -> tuple[object, ...]:
+    """The settings the constraint topology depends on; others only change values."""
+    return (
+        settings.solver,
+        settings.kind,
+        settings.stiffness > 0,
+        settings.shear_stiffness > 0,
+        settings.bend_stiffness > 0,
+        settings.tethers,
+        settings.tether_pins,
+        settings.stretch_limit_levels,
+    )
+
+
+def limiter_level_count(settings: SimSettings, model: ClothModel) -> int:
+    """The setting's levels, plus one per doubling of the cloth's size in springs beyond
+    ``REFERENCE_SPRINGS_ACROSS``. Cloth only: a soft body keeps its shape by the pull back,
+    and must stay cheap."""
+    levels = int(settings.stretch_limit_levels)
+    if settings.kind != "CLOTH" or settings.stiffness <= 0 or levels <= 0:
+        return 0
+    structural = model.rest_lengths[model.kinds == SpringKind.STRUCTURAL]
+    if not structural.size:
+        return levels
+    typical = float(np.median(structural))
+    extent = float(np.ptp(model.rest_positions, axis=0).max())
+    if typical <= 0.0 or not np.isfinite(extent / typical):
+        return levels
+    extra = round(np.log2(max(extent / typical, 1.0) / REFERENCE_SPRINGS_ACROSS))
+    return min(levels + max(int(extra), 0), MAX_LIMITER_LEVELS)
+
+
+def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
+    return np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
+
+
+def limiter_sets(
+    model: ClothModel, settings: SimSettings, inv_mass: np.ndarray
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """Per level, the limiters to solve as their own constraints (pairs ``(k, 2)``, limits
+    ``(k,)``), and per model spring the span-2 limit of a bend spring on the same pair
+    (NaN elsewhere): those limits ride on the bend spring instead."""
+    springs, n = model.springs, model.point_count
+    structural = model.kinds == SpringKind.STRUCTURAL
+    levels = limiter_levels(
+        springs[structural],
+        model.rest_lengths[structural],
+        model.rest_positions,
+        limiter_level_count(settings, model),
+    )
+    spring_keys = _pair_keys(springs, n)
+    order = np.argsort(spring_keys, kind="stable")
+    sorted_keys = spring_keys[order]
+    bend = model.kinds == SpringKind.BEND
+    bend_limit = np.full(springs.shape[0], np.nan)
+    sets: list[tuple[np.ndarray, np.ndarray]] = []
+    for level, (pairs, limits) in enumerate(levels):
+        keys = _pair_keys(pairs, n)
+        hit = np.zeros(keys.size, dtype=bool)
+        if sorted_keys.size:
+            found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
+            hit = sorted_keys[found] == keys
+            if level == 0:  # two-spring chains that are bend springs: limit those
+                match = order[found[hit]]
+                on_bend = bend[match]
+                bend_limit[match[on_bend]] = limits[hit][on_bend]
+        ends, ends_limits = pairs[~hit], limits[~hit]
+        keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
+        sets.append((ends[keep], ends_limits[keep]))
+    return sets, bend_limit
+
+
+def coloured_groups(
+    mode: Mode,
+    pairs: np.ndarray,
+    rest: np.ndarray,
+    source: GroupSource,
+    inv_mass: np.ndarray,
+    limit: np.ndarray | None = None,
+) -> list[tuple[ConstraintGroup, GroupSource]]:
+    """The constraints on ``pairs`` split into colour groups, with zero stiffness until
+    ``apply_stiffness``."""
+    if not pairs.size:
+        return []
+    out: list[tuple[ConstraintGroup, GroupSource]] = []
+    for members in colour_groups(pairs, inv_mass.size):
+        a, b = pairs[members, 0], pairs[members, 1]
+        zeros = np.zeros(members.size)
+        group = ConstraintGroup(
+            mode=mode,
+            ends=np.concatenate([a, b]),
+            rest=rest[members].astype(np.float32),
+            stiffness=zeros,
+            inv_mass=inv_mass,
+            limit=None if limit is None else limit[members].astype(np.float32),
+            hard_stiffness=None if limit is None else zeros.copy(),
+        )
+        part = GroupSource(
+            None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
+            None if source.pair_scale is None else _pick(source.pair_scale, members),
+            (source.place[0], len(out)),
+        )
+        out.append((group, part))
+    return out
+
+
+def _pick(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """``values[members]``, kept a memory-free view when ``values`` is one repeated number."""
+    if values.ndim == 1 and values.strides == (0,) and values.size:
+        return np.broadcast_to(values[0], (members.size,))
+    return values[members]
+
+
+def _every_other(entries: list[tuple[ConstraintGroup, GroupSource]], phase: int) -> None:
+    """Solve these groups every second substep (with twice the step, so as stiff)."""
+    for group, _ in entries:
+        group.period, group.phase = 2, phase
+
+
+def _spring_groups(
+    model: ClothModel,
+    settings: SimSettings,
+    inv_mass: np.ndarray,
+    bend_limit: np.ndarray,
+) -> list[tuple[ConstraintGroup, GroupSource]]:
+    """Bend (those with a span-2 limit as limited springs), shear, then structural groups."""
+    springs, kinds = model.springs, model.kinds
+    movable = (inv_mass[springs[:, 0]] + inv_mass[springs[:, 1]]) > 0
+    per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
+    stiffness = per_kind[kinds] * model.spring_stiffness_scale()
+    wanted = (stiffness > 0) | np.isfinite(bend_limit)  # limits work without bending
+    out: list[tuple[ConstraintGroup, GroupSource]] = []
+    for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
+        ids = np.flatnonzero(movable & wanted & (kinds == kind))
+        if kind == SpringKind.BEND:
+            limited = ids[np.isfinite(bend_limit[ids])]
+            ids = ids[~np.isfinite(bend_limit[ids])]
+            part = coloured_groups(
+                Mode.LIMITED_SPRING,
+                springs[limited],
+                model.rest_lengths[limited],
+                GroupSource(spring_ids=limited, place=(STAGE_LIMITED_BEND, 0)),
+                inv_mass,
+                bend_limit[limited],
+            )
+            _every_other(part, phase=1)  # with the span-4 limiters
+            out += part
+        source = GroupSource(ids, place=(STAGE_SPRINGS + int(SpringKind.BEND - kind), 0))
+        part = coloured_groups(Mode.SPRING, springs[ids], model.rest_lengths[ids], source, inv_mass)
+        if kind == SpringKind.SHEAR:
+            _every_other(part, phase=0)
+        out += part
+    return out
+
+
+def build_groups(
+    model: ClothModel, settings: SimSettings, inv_mass: np.ndarray, report: Report | None = None
+) -> tuple[list[ConstraintGroup], list[GroupSource]]:
+    """Every colour group of one pass, in pass order, and where its stiffness comes from.
+
+    ``report`` hears three of the ``BUILD_STAGES`` (the solver reports the rest)."""
+    tell = report or _quiet
+    tell("stretch limiters")
+    sets, bend_limit = limiter_sets(model, settings, inv_mass)
+    tell("colouring the limiters")
+    entries: list[tuple[ConstraintGroup, GroupSource]] = []
+    for level in reversed(range(len(sets))):
+        ends, limits = sets[level]
+        scale = pair_scale(model, ends) if np.any(model.stiffness_scale != 1.0) else None
+        if scale is None:
+            scale = np.broadcast_to(np.float64(1.0), (ends.shape[0],))
+        source = GroupSource(pair_scale=scale, place=(-level, 0))
+        part = coloured_groups(Mode.LIMITER, ends, limits, source, inv_mass)
+        if level >= LONG_LIMITER_LEVEL:
+            _every_other(part, phase=level % 2)  # shear has phase 0
+        entries += part
+    tell("colouring the springs")
+    entries += _spring_groups(model, settings, inv_mass, bend_limit)
+    return [g for g, _ in entries], [s for _, s in entries]
+
+
+def _quiet(stage: str) -> None:
+    del stage
+
+
+def apply_stiffness(
+    groups: list[ConstraintGroup],
+    sources: list[GroupSource],
+    model: ClothModel,
+    settings: SimSettings,
+) -> None:
+    """Set every group's spring constants from ``settings`` (N/m, scaled by the paint).
+
+    Without paint (every scale 1) a group's constants are one number seen as an array
+    (``np.broadcast_to``): the same values, no memory per constraint."""
+    per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
+    scale = model.spring_stiffness_scale()
+    uniform = bool(np.all(model.stiffness_scale == 1.0))
+    for group, source in zip(groups, sources, strict=True):
+        size = group.size
+        if source.spring_ids is not None:
+            ids = source.spring_ids
+            if uniform and size:
+                group.stiffness = _same(per_kind[model.kinds[ids[0]]], size)
+                if group.hard_stiffness is not None:
+                    group.hard_stiffness = _same(settings.stiffness, size)
+                continue
+            group.stiffness = per_kind[model.kinds[ids]] * scale[ids]
+            if group.hard_stiffness is not None:
+                group.hard_stiffness = settings.stiffness * scale[ids]
+        elif source.pair_scale is not None:
+            if uniform:
+                group.stiffness = _same(settings.stiffness, size)
+            else:
+                group.stiffness = settings.stiffness * source.pair_scale
+
+
+def _same(value: float, size: int) -> np.ndarray:
+    """``size`` copies of ``value`` (float64) that take no memory."""
+    return np.broadcast_to(np.float64(value) * np.float64(1.0), (size,))
+
+
+def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherSlot]:
+    """Tethers to the nearest pins, one slot per pin rank (none when switched off)."""
+    if not settings.tethers:
+        return []
+    tethers = build_tethers(
+        model.rest_positions,
+        model.pinned,
+        model.springs[model.kinds != SpringKind.BEND],
+        k=settings.tether_pins,
+    )
+    return share_work(
+        [
+            TetherSlot(p, q, lim)
+            for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
+        ]
+    )
+
+
+def pair_scale(model: ClothModel, pairs: np.ndarray) -> np.ndarray:
+    """The mean painted stiffness scale of each pair's two points."""
+    s = model.stiffness_scale
+    return 0.5 * (s[pairs[:, 0]] + s[pairs[:, 1]])

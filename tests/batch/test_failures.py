@@ -1,0 +1,166 @@
+"""What the batch does when things go wrong, and when it is run again.
+
+Each case checks the documented report and exit code and that nothing else is lost: the
+other files convert, no half-written output is left, a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from addon.batch import cli
+from tests.scene.skin_fixtures import character_text
+
+from .batch_fixtures import ROOT
+
+pytestmark = [pytest.mark.blender, pytest.mark.slow]
+
+
+def _files(folder: Path, names: list[str]) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = character_text()
+    paths = []
+    for name in names:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "ascii")
+        paths.append(path)
+    return paths
+
+
+def _convert(args: list[str], report: Path) -> tuple[int, dict[str, dict]]:
+    code = cli.main(["convert", *args, "--report", str(report)])
+    doc = json.loads(report.read_text())
+    assert doc["exit_code"] == code
+    return code, {f["relative"]: f for f in doc["files"]}
+
+
+@pytest.fixture
+def crash_env(monkeypatch: pytest.MonkeyPatch):
+    def set_hook(spec: str) -> None:
+        monkeypatch.setenv("XOF_BATCH_TEST_CRASH", spec)
+
+    return set_hook
+
+
+def test_workers_that_exit_or_hang_are_replaced(tmp_path: Path, crash_env) -> None:
+    crash_env("exit:a.x,hang:b.x")
+    _files(tmp_path / "in", ["a.x", "b.x", "c.x", "d.x"])
+    start = time.monotonic()
+    code, files = _convert(
+        [str(tmp_path / "in"), "--to", "glb", "--out", str(tmp_path / "out"), "--workers", "1",
+         "--timeout", "3"],
+        tmp_path / "report.json",
+    )  # fmt: skip
+    assert code == 1
+    assert files["a.x"]["status"] == "crashed"
+    assert files["a.x"]["error"].startswith("the worker exited with code 70 during the conversion")
+    assert files["b.x"]["status"] == "crashed"
+    assert files["b.x"]["error"] == "no result after 3 s; the worker was stopped"
+    assert files["c.x"]["status"] == files["d.x"]["status"] == "converted"
+    assert files["c.x"]["worker_pid"] == files["d.x"]["worker_pid"]  # one new worker, kept
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["c.glb", "d.glb"]
+    assert time.monotonic() - start < 120
+
+
+def test_an_output_folder_that_cannot_be_written(tmp_path: Path) -> None:
+    _files(tmp_path / "in", ["ok.x", "blocked/a.x"])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "blocked").write_text("a file where the folder must go")
+    code, files = _convert(
+        [str(tmp_path / "in"), "--to", "glb", "--out", str(out), "--workers", "1"],
+        tmp_path / "report.json",
+    )
+    assert code == 1
+    assert files["blocked/a.x"]["status"] == "failed"
+    assert files["blocked/a.x"]["error"].startswith("cannot write the output: ")
+    assert files["ok.x"]["status"] == "converted"
+    assert (out / "blocked").read_text() == "a file where the folder must go"
+    assert sorted(p.name for p in out.iterdir()) == ["blocked", "ok.glb"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_output_folder_is_refused_before_any_work(tmp_path: Path, capsys) -> None:
+    _files(tmp_path / "in", ["a.x"])
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o500)
+    try:
+        code = cli.main(["convert", str(tmp_path / "in"), "--to", "glb", "--out", str(out)])
+    finally:
+        out.chmod(0o700)
+    assert code == 2
+    assert "cannot use the output folder" in capsys.readouterr().err
+
+
+def test_an_interrupted_run_resumes(tmp_path: Path) -> None:
+    _files(tmp_path / "in", ["a.x", "b.x", "c.x", "d.x"])
+    out, report = tmp_path / "out", tmp_path / "report.json"
+    args = [sys.executable, "-m", "addon.batch", "convert", str(tmp_path / "in"), "--to", "glb",
+            "--out", str(out), "--workers", "1", "--report", str(report)]  # fmt: skip
+    env = dict(os.environ, XOF_BATCH_TEST_CRASH="hang:c.x")
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "b.glb").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the worker is now in c.x, hanging
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout
+    assert "interrupted: finished files are kept; run again to resume" in stdout
+    doc = json.loads(report.read_text())
+    assert doc["interrupted"] is True and doc["exit_code"] == 130
+    status = {f["relative"]: f["status"] for f in doc["files"]}
+    assert status == {"a.x": "converted", "b.x": "converted", "c.x": "not run", "d.x": "not run"}
+    assert sorted(p.name for p in out.iterdir()) == ["a.glb", "b.glb"]  # no staging left
+    a_time = (out / "a.glb").stat().st_mtime_ns
+
+    resumed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    status = {f["relative"]: f["status"] for f in json.loads(report.read_text())["files"]}
+    assert status == {"a.x": "skipped", "b.x": "skipped", "c.x": "converted", "d.x": "converted"}
+    assert (out / "a.glb").stat().st_mtime_ns == a_time
+
+
+def test_up_to_date_outputs_are_skipped_unless_forced(tmp_path: Path) -> None:
+    (src,) = _files(tmp_path / "in", ["a.x"])
+    args = [str(src), "--to", "glb", "--out", str(tmp_path / "out"), "--workers", "1"]
+    assert _convert(args, tmp_path / "r.json")[1]["a.x"]["status"] == "converted"
+    assert _convert(args, tmp_path / "r.json")[1]["a.x"]["status"] == "skipped"
+    assert _convert([*args, "--force"], tmp_path / "r.json")[1]["a.x"]["status"] == "converted"
+    later = time.time() + 10
+    os.utime(src, (later, later))  # the input changed after its conversion
+    code, files = _convert(args, tmp_path / "r.json")
+    assert code == 0 and files["a.x"]["status"] == "converted"
+
+
+def test_new_import_options_pass_through_or_are_refused(tmp_path: Path, capsys) -> None:
+    """--ticks-per-second reaches the operator when it has the property, else exit 2."""
+    bpy = pytest.importorskip("bpy")  # before addon_utils, which comes with it
+    import addon_utils
+
+    addon_utils.enable("xof", default_set=True)
+    try:
+        has = "ticks_per_second" in bpy.ops.import_scene.x.get_rna_type().properties
+    finally:
+        addon_utils.disable("xof", default_set=True)
+    (src,) = _files(tmp_path / "in", ["a.x"])
+    args = ["convert", str(src), "--to", "glb", "--out", str(tmp_path / "out"), "--workers", "1",
+            "--ticks-per-second", "4800", "--scale", "2"]  # fmt: skip
+    code = cli.main(args)
+    err = capsys.readouterr().err
+    if has:
+        assert code == 0, err
+    else:
+        assert code == 2
+        assert "--ticks-per-second is not supported by this version of the importer" in err
+        assert not (tmp_path / "out" / "a.glb").exists()

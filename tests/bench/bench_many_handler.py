@@ -1,0 +1,120 @@
+"""Many cloth objects through the REAL frame handler vs Blender's Cloth modifier.
+
+A script, not a test: ``.venv/bin/python tests/bench/bench_many_handler.py [--runs 3]``.
+Scene: ``--objects`` sheets of ``--side`` x ``--side`` points (40 of 400 by default), 0.5 m
+square, 0.6 m apart at z = 1 m, each pinned at its two top corners (mass 0.3 kg a point),
+structural + shear + bend springs, over a floor plane in a collider collection. xof: every
+sheet enabled, ``scene.frame_set`` per frame (one World step for all of them). Blender: the
+same sheets with a Cloth modifier each (quality 5, the pins in the pin group) and the floor
+with a Collision modifier. Medians of the per-frame wall and process CPU time over
+``--runs`` runs (frame 1, the reset, left out); the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import bpy  # noqa: E402
+
+import tests.conftest  # noqa: E402,F401  (puts the package on sys.path as `xof`)
+from tests.scene import cloth_fixtures as fx  # noqa: E402
+
+MASS = 0.3
+
+
+def build(objects: int, side: int, native: bool) -> list[Any]:
+    bpy.ops.wm.read_homefile(use_empty=True)
+    if not native:
+        fx.register_physics()
+    floor = bpy.data.objects.new("Floor", bpy.data.meshes.new("Floor"))
+    floor.data.from_pydata([(-1, -3, 0), (30, -3, 0), (30, 3, 0), (-1, 3, 0)], [], [(0, 1, 2, 3)])
+    colliders = bpy.data.collections.new("Colliders")
+    bpy.context.scene.collection.children.link(colliders)
+    colliders.objects.link(floor)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 250
+    sheets = []
+    for i in range(objects):
+        obj = fx.grid_object(bpy, f"Sheet{i}", side, side, size=0.5)
+        obj.location = (0.6 * i, 0.0, 1.0)
+        pins = [side * (side - 1), side * side - 1]  # the top row's corners
+        if native:
+            group = obj.vertex_groups.new(name="pin")
+            group.add(pins, 1.0, "REPLACE")
+            mod = obj.modifiers.new("Cloth", "CLOTH")
+            mod.settings.quality = 5
+            mod.settings.vertex_group_mass = "pin"
+            mod.point_cache.frame_start, mod.point_cache.frame_end = 1, 250
+        else:
+            from xof.addon.scene.cloth.data import MASS_GROUP, set_group_weights
+
+            masses = np.full(side * side, MASS)
+            masses[pins] = 0.0
+            set_group_weights(obj, MASS_GROUP, masses)
+            props = obj.xof_physics
+            props.enabled = True
+            props.use_shear = props.use_bend = True
+            props.collider_collection = colliders
+            props.frame_start, props.frame_end = 1, 250
+        sheets.append(obj)
+    if native:
+        floor.modifiers.new("Collision", "COLLISION")
+    bpy.context.view_layer.update()
+    return sheets
+
+
+def play(frames: int) -> tuple[float, float]:
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    wall, cpu = [], []
+    for f in range(2, frames + 2):
+        t0, c0 = time.perf_counter(), time.process_time()
+        scene.frame_set(f)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return 1e3 * statistics.median(wall), 1e3 * statistics.median(cpu)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objects", type=int, default=40)
+    ap.add_argument("--side", type=int, default=20)
+    ap.add_argument("--frames", type=int, default=60)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    ours, theirs = [], []
+    for _ in range(args.runs):
+        sheets = build(args.objects, args.side, native=False)
+        ours.append(play(args.frames))
+        moved = float(fx.evaluated_positions(bpy, sheets[0])[:, 2].min() + 1.0)  # world z
+        fx.unregister_physics()
+        build(args.objects, args.side, native=True)
+        theirs.append(play(args.frames))
+    a_wall = statistics.median(r[0] for r in ours)
+    a_cpu = statistics.median(r[1] for r in ours)
+    b_wall = statistics.median(r[0] for r in theirs)
+    b_cpu = statistics.median(r[1] for r in theirs)
+    print(
+        f"{args.objects} x {args.side * args.side} points, {args.frames} frames: "
+        f"xof {a_wall:.1f} ms/frame wall ({a_cpu:.1f} CPU); Blender Cloth q5 "
+        f"{b_wall:.1f} ms wall ({b_cpu:.1f} CPU): {b_wall / a_wall:.1f}x wall, "
+        f"{b_cpu / a_cpu:.1f}x CPU; xof's lowest point at the end z = {moved:.2f} m"
+    )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

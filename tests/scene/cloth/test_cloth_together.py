@@ -1,0 +1,80 @@
+"""Playback steps all of a scene's cloths in one solver pass, with the same result as
+stepping each alone; colliders of one collection are read once for all of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from xof.addon.scene.cloth import colliders as cloth_colliders  # noqa: E402
+from xof.addon.scene.cloth import together  # noqa: E402
+
+from ..cloth_fixtures import evaluated_positions, grid_object, pin_top_corners  # noqa: E402
+
+pytestmark = pytest.mark.blender
+
+
+def _scene(bpy_module) -> list:
+    """Three cloths side by side (different stiffness and gravity) over a floor plane."""
+    floor_mesh = bpy_module.data.meshes.new("Floor")
+    floor_mesh.from_pydata([(-5, -5, 0), (5, -5, 0), (5, 5, 0), (-5, 5, 0)], [], [(0, 1, 2, 3)])
+    floor = bpy_module.data.objects.new("Floor", floor_mesh)
+    colliders = bpy_module.data.collections.new("Colliders")
+    bpy_module.context.scene.collection.children.link(colliders)
+    colliders.objects.link(floor)
+    cloths = []
+    for i, (stiffness, gravity) in enumerate(((1e6, -9.81), (2e4, -5.0), (1e5, -9.81))):
+        obj = grid_object(bpy_module, f"Cloth{i}", 8, 8, size=1.0)
+        obj.location = (1.5 * i, 0.0, 1.0)
+        pin_top_corners(bpy_module, obj, 8)
+        props = obj.xof_physics
+        props.enabled = True
+        props.frame_start, props.frame_end = 1, 30
+        props.stiffness = stiffness
+        props.gravity = (0.0, 0.0, gravity)
+        props.collider_collection = colliders
+        cloths.append(obj)
+    return cloths
+
+
+def _play(frames: int) -> list[list[np.ndarray]]:
+    scene = bpy.context.scene
+    out = []
+    for f in range(1, frames + 1):
+        scene.frame_set(f)
+        out.append(
+            [evaluated_positions(bpy, bpy.data.objects[f"Cloth{i}"]).copy() for i in range(3)]
+        )
+    return out
+
+
+def test_playing_together_equals_playing_each_alone(physics, monkeypatch) -> None:
+    _scene(bpy)
+    reads: list[int] = []
+    real = cloth_colliders.colliders_from_collection
+
+    def counted(*args, **kwargs):
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(together, "colliders_from_collection", counted)
+    shared = _play(12)
+    assert len(reads) == 11  # one read a stepped frame for all three cloths
+    assert together._WORLD["world"] is not None
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    _scene(bpy)
+    together.forget()
+
+    def one_by_one(todos, depsgraph, on_error):
+        for todo in todos:
+            together._alone(todo, depsgraph)
+
+    monkeypatch.setattr(together, "_step_together", one_by_one)
+    alone = _play(12)
+    for a, b in zip(shared, alone, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
+    assert np.abs(shared[-1][1] - shared[0][1]).max() > 0.1  # they did move

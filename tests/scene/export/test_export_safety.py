@@ -1,0 +1,67 @@
+"""Exports that fail or have nothing to write say so: a failed export through the operator
+keeps the previous file and its error names the path and the cause; an empty scene writes
+a header-only file with a warning (issue 16)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+bpy = pytest.importorskip("bpy")
+import addon_utils  # noqa: E402
+from xof.addon.scene.export.exporter import export_scene  # noqa: E402
+from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+
+from ..scene_fixtures import reset_blender  # noqa: E402
+
+pytestmark = pytest.mark.blender
+
+
+@pytest.fixture
+def addon():
+    reset_blender()
+    addon_utils.enable("xof", default_set=True)
+    yield
+    addon_utils.disable("xof", default_set=True)
+
+
+def test_a_failed_export_keeps_the_previous_file(
+    addon: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bpy.ops.mesh.primitive_cube_add()
+    target = tmp_path / "model.x"
+    assert bpy.ops.export_scene.x(filepath=str(target)) == {"FINISHED"}
+    before = target.read_bytes()
+    bpy.ops.mesh.primitive_uv_sphere_add()
+    real_fdopen = os.fdopen
+
+    def failing(fd: int, mode: str):  # the disk fills up half-way
+        handle = real_fdopen(fd, mode)
+        handle.write(b"xof 0303txt 0032 half")
+        handle.close()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fdopen", failing)
+    with pytest.raises(RuntimeError) as caught:  # the operator's error report
+        bpy.ops.export_scene.x(filepath=str(target))
+    assert str(target) in str(caught.value)
+    assert os.strerror(errno.ENOSPC) in str(caught.value)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.x"]
+
+
+def test_an_empty_scene_warns(tmp_path: Path) -> None:
+    reset_blender()
+    for obj in list(bpy.data.objects):
+        bpy.data.objects.remove(obj)
+    result = export_scene(str(tmp_path / "empty.x"))
+    assert (tmp_path / "empty.x").read_bytes() == b"xof 0303txt 0032\n"
+    assert result.warnings and "nothing to export" in result.warnings[0]
+    assert "warnings" in result.summary()
+    bpy.ops.mesh.primitive_cube_add()
+    bpy.ops.object.select_all(action="DESELECT")
+    selected = export_scene(str(tmp_path / "none.x"), ExportOptions(use_selection=True))
+    assert "is selected" in selected.warnings[0]

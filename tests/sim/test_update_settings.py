@@ -1,0 +1,70 @@
+"""A setting change reuses the constraint topology: same result as a fresh build, no
+recolouring; a change of what the constraints are builds anew."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from addon.sim import Plane, SimSettings, Simulator, coloring
+
+from .helpers import grid_model
+
+FLOOR = (Plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),)
+
+
+def _run(sim: Simulator, frames: int) -> np.ndarray:
+    for _ in range(frames):
+        out = sim.step(colliders=FLOOR)
+    return out
+
+
+def _count_colourings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = coloring.colour_groups
+
+    def counted(*args: object, **kwargs: object) -> list[np.ndarray]:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("addon.sim.xpbd_build.colour_groups", counted)
+    return calls
+
+
+def test_value_changes_match_a_fresh_build_without_recolouring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = grid_model(12, pins=(0, 11))
+    changed = SimSettings.cloth(
+        stiffness=2e5,
+        bend_stiffness=50.0,
+        damping=0.2,
+        gravity=(0, 1, -5),
+        wind=(0.5, 0, 0),
+        drag=1.0,
+        substeps=8,
+    )
+    sim = Simulator(model, SimSettings.cloth())
+    _run(sim, 5)
+    pos, vel = sim.state()
+    calls = _count_colourings(monkeypatch)
+    sim.update_settings(changed)
+    assert calls == []
+    fresh = Simulator(model, changed)
+    fresh.set_state(pos, vel)
+    assert len(calls) > 0  # the fresh build did colour
+    assert np.array_equal(_run(sim, 10), _run(fresh, 10))
+
+
+def test_topology_changes_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = grid_model(8, pins=(0, 7))
+    sim = Simulator(model, SimSettings.cloth())
+    _run(sim, 3)
+    before = sim.state()[0]
+    calls = _count_colourings(monkeypatch)
+    sim.update_settings(SimSettings.cloth(stretch_limit_levels=0, tethers=False))
+    assert calls and not sim.solver.tethers
+    assert np.array_equal(sim.state()[0], before)  # the state is kept
+    sim.update_settings(SimSettings.cloth(solver="CLASSIC"))
+    assert sim.dtype == np.float64 and np.allclose(sim.state()[0], before, atol=1e-6)
+    assert np.isfinite(_run(sim, 2)).all()
