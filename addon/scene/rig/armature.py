@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
-from .rig_math import inverse4
+from .rig_math import safe_inverse4
 from .skeleton import SkeletonPlan
 
 
@@ -111,15 +111,7 @@ def basis_sides(
 
 
 def _inverse(m: np.ndarray) -> np.ndarray:
-    """The inverse; for a singular matrix (a broken file's zero frame matrix) the
-    pseudo-inverse, and for one that is not finite (overflow of huge values) the identity,
-    so the import goes on instead of failing in numpy."""
-    if not np.isfinite(m).all():
-        return np.eye(4)
-    try:
-        return inverse4(m)
-    except np.linalg.LinAlgError:
-        return np.linalg.pinv(m)
+    return safe_inverse4(m)
 
 
 def bone_basis(

@@ -241,3 +241,16 @@ def inverse4(m: np.ndarray) -> np.ndarray:
         raise np.linalg.LinAlgError("Singular matrix")
     out = np.stack([np.stack(row, axis=-1) for row in adj], axis=-2)
     return out / det_a[..., None, None]
+
+
+def safe_inverse4(m: np.ndarray) -> np.ndarray:
+    """:func:`inverse4` of one matrix that never raises: a singular matrix (a broken file's
+    zero scale) gives the pseudo-inverse, a non-finite one (overflowed values) the identity."""
+    m = np.asarray(m, dtype=np.float64)
+    if not np.isfinite(m).all():
+        return np.eye(4)
+    try:
+        out = inverse4(m)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(m)
+    return out if np.isfinite(out).all() else np.linalg.pinv(m)

@@ -21,7 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from ...xfile.views.model import FrameData, MeshData, SceneData
-from .rig_math import closest_rotation, inverse4
+from .rig_math import closest_rotation, inverse4, safe_inverse4
 from .stretch import mesh_stretch
 
 
@@ -259,7 +259,7 @@ def plan_skeleton(
         parent = plan.bone_of_frame.get(nodes[i].parent, -1)
         if i in offsets:
             off, m = offsets[i]
-            bind = stretches[m] @ inverse4(convert_matrices(conversion, off))
+            bind = stretches[m] @ safe_inverse4(convert_matrices(conversion, off))
         else:
             parent_bind = np.eye(4) if parent < 0 else plan.bones[parent].bind
             bind = parent_bind @ locals_b[k]

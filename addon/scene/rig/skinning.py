@@ -18,7 +18,7 @@ import numpy as np
 
 from ...xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
-from .rig_math import inverse4
+from .rig_math import safe_inverse4
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
 from .skin_weights import SkinPlan, plan_skin, weight_batches
 from .stretch import storable
@@ -88,7 +88,7 @@ def bone_parent_inverse(rest: np.ndarray, bind: np.ndarray, length: float) -> np
     """
     tail = np.eye(4)
     tail[1, 3] = length
-    return inverse4(tail) @ inverse4(rest) @ bind
+    return safe_inverse4(tail) @ safe_inverse4(rest) @ bind
 
 
 def _attach(obj: bpy.types.Object, armature: BuiltArmature, bone: str, inverse: np.ndarray) -> None:
