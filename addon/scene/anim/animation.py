@@ -226,7 +226,8 @@ def build_actions(
     for number, aset in enumerate(data.animation_sets):
         builder = ActionBuilder(aset.name or f"Animation{number}")
         users: list[bpy.types.Object] = []
-        pending: list[tuple[SampledAnimation, bpy.types.Object, str, str, bool]] = []
+        # by frame name: a frame animated twice in a set keeps its last animation
+        pending: dict[str, tuple[SampledAnimation, bpy.types.Object, str, str, bool]] = {}
         seen: set[str] = set()
         for anim in aset.animations:
             name = anim.frame_name
@@ -248,12 +249,13 @@ def build_actions(
                 unknown.add(name)
                 continue
             sampled = sample_animation(anim, rest_local, sides, fps / tps, warnings, max_step)
+            pending.pop(name, None)
             if len(sampled.frames):
-                pending.append((sampled, owner, prefix, group, not anim.open))
+                pending[name] = (sampled, owner, prefix, group, not anim.open)
             if owner not in users:
                 users.append(owner)
         for channels, (_, owner, prefix, group, cyclic) in zip(
-            channels_of([p[0] for p in pending]), pending, strict=True
+            channels_of([p[0] for p in pending.values()]), pending.values(), strict=True
         ):
             builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=cyclic)
         builder.finish()
