@@ -112,6 +112,7 @@ class MeshCollider:
         if held:
             self._window = (0.0, 1.0)
         else:
+            self._pairs = None  # found before this pose's change of shape: stale
             self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
             if not self.moving:
                 self._open_window(0.0, 1.0)

@@ -254,3 +254,26 @@ def test_a_surface_moving_as_a_whole_keeps_its_candidates(monkeypatch: pytest.Mo
     assert np.abs(carried - fresh).max() < 1e-4
     assert asked_fresh >= 2 * 36  # a new window twice a frame
     assert asked_carried < 0.75 * asked_fresh, (asked_carried, asked_fresh)
+
+
+def test_candidates_found_before_a_change_of_shape_are_not_carried() -> None:
+    # a sheet's pairs found, then two poses without a substep between them: the sheet
+    # folds up (a change of shape), then stays; the second pose held its shape, but the
+    # pairs from before the fold must not come back with it
+    verts = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    faces = np.array([[0, 1, 2], [1, 3, 2]])
+    collider = MeshCollider(verts, faces, outer=0.01)
+    points = _state(np.array([[0.9, 0.9, 0.005]]))
+    collider.begin_substep(0.0, 1.0)
+    assert collider.find(points, points, 0.0)[0].size == 1  # in reach of the flat sheet
+    folded = verts.copy()
+    folded[3, 2] = 1.0  # the far corner lifted: the second triangle turns up
+    collider.move_to(folded)
+    collider.move_to(folded)
+    collider.begin_substep(0.0, 1.0)
+    # 5 mm in front of the lifted triangle's centroid (its normal is (-1, -1, 1) / sqrt 3)
+    near = np.array([2.0, 2.0, 1.0]) / 3.0 + 0.005 * np.array([-1.0, -1.0, 1.0]) / np.sqrt(3.0)
+    far = _state(near[None, :])
+    idx, normals, push, _ = collider.find(far, far, 0.0)
+    assert idx.size == 1 and np.isclose(push[0], 0.005, atol=1e-5)  # out to the 1 cm reach
+    assert np.allclose(normals[:, 0], np.array([-1.0, -1.0, 1.0]) / np.sqrt(3.0), atol=1e-5)
