@@ -19,6 +19,7 @@ from ..rig.armature import basis_sides, read_matrix
 from ..rig.rig_math import decompose, inverse4, make_continuous
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
+from .batch_sampling import refine_all, sample_all
 from .key_sampling import (
     DEFAULT_MAX_STEP,
     Channels,
@@ -163,6 +164,33 @@ def sample_animation(
     return SampledAnimation(ticks * frames_per_tick, samples, sides, slope)
 
 
+def sample_animations(
+    anims: list[AnimationData],
+    rest_locals: list[np.ndarray],
+    sides: list[np.ndarray],
+    frames_per_tick: float,
+    warnings: list[str],
+    max_step: float,
+) -> list[SampledAnimation]:
+    """:func:`sample_animation` of several animations in one batch (equal results; see
+    :mod:`.batch_sampling`)."""
+    if not anims:
+        return []
+    parts = [split_keys(anim) for anim in anims]
+    for p in parts:
+        warnings.extend(p.warnings)
+    ticks = refine_all(parts, max_step)
+    rests = np.stack([np.asarray(r, dtype=np.float64) for r in rest_locals])
+    samples = sample_all(parts, rests, ticks, [not anim.linear for anim in anims])
+    out = []
+    for t, s, side in zip(ticks.split(ticks.values), samples, sides, strict=True):
+        slope = None
+        if s.pos_slope is not None:
+            slope = s.pos_slope @ side[0][:3, :3].T / frames_per_tick
+        out.append(SampledAnimation(t * frames_per_tick, s, side, slope))
+    return out
+
+
 def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     """Blender channels of several sampled animations, composed and decomposed in one batch
     (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks)."""
@@ -226,7 +254,7 @@ def build_actions(
     for number, aset in enumerate(data.animation_sets):
         builder = ActionBuilder(aset.name or f"Animation{number}")
         users: list[bpy.types.Object] = []
-        pending: list[tuple[SampledAnimation, bpy.types.Object, str, str, bool]] = []
+        pending: list[tuple[AnimationData, np.ndarray, np.ndarray, bpy.types.Object, str, str]] = []
         seen: set[str] = set()
         for anim in aset.animations:
             name = anim.frame_name
@@ -247,15 +275,18 @@ def build_actions(
             else:
                 unknown.add(name)
                 continue
-            sampled = sample_animation(anim, rest_local, sides, fps / tps, warnings, max_step)
-            if len(sampled.frames):
-                pending.append((sampled, owner, prefix, group, not anim.open))
+            pending.append((anim, rest_local, sides, owner, prefix, group))
             if owner not in users:
                 users.append(owner)
-        for channels, (_, owner, prefix, group, cyclic) in zip(
-            channels_of([p[0] for p in pending]), pending, strict=True
+        sampled = sample_animations(
+            [p[0] for p in pending], [p[1] for p in pending], [p[2] for p in pending],
+            fps / tps, warnings, max_step,
+        )  # fmt: skip
+        keyed = [(s, p) for s, p in zip(sampled, pending, strict=True) if len(s.frames)]
+        for channels, (_, (anim, _, _, owner, prefix, group)) in zip(
+            channels_of([k[0] for k in keyed]), keyed, strict=True
         ):
-            builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=cyclic)
+            builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=not anim.open)
         builder.finish()
         built.append((builder, users))
     if unknown:

@@ -71,7 +71,8 @@ def split_keys(anim: AnimationData) -> KeyParts:
         if track.key_type == 0:
             norm = np.linalg.norm(values, axis=1)
             good = norm > 1e-12
-            parts.rot = (times[good], values[good] / norm[good, None])
+            if np.any(good):  # all-zero quaternions key nothing (the rest rotation stays)
+                parts.rot = (times[good], values[good] / norm[good, None])
         elif track.key_type == 1:
             parts.scale = (times, values)
         elif track.key_type == 2:
