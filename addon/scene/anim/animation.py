@@ -16,10 +16,10 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
-from ..rig.rig_math import decompose, inverse4, make_continuous
+from ..rig.rig_math import decompose, inverse4
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
-from .batch_sampling import refine_all, sample_all
+from .batch_sampling import Segments, refine_all, sample_all, segment_continuous
 from .key_sampling import (
     DEFAULT_MAX_STEP,
     Channels,
@@ -179,9 +179,9 @@ def sample_animations(
     parts = [split_keys(anim) for anim in anims]
     for p in parts:
         warnings.extend(p.warnings)
-    ticks = refine_all(parts, max_step)
+    ticks, rotations = refine_all(parts, max_step)
     rests = np.stack([np.asarray(r, dtype=np.float64) for r in rest_locals])
-    samples = sample_all(parts, rests, ticks, [not anim.linear for anim in anims])
+    samples = sample_all(parts, rests, ticks, [not anim.linear for anim in anims], rotations)
     out = []
     for t, s, side in zip(ticks.split(ticks.values), samples, sides, strict=True):
         slope = None
@@ -191,23 +191,46 @@ def sample_animations(
     return out
 
 
+def _conformal_sides(sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(t, 2, 4, 4) sides -> (t,) bool: both linear parts a rotation times a uniform scale,
+    and (t,) the product of those two scales."""
+    m3 = sides[..., :3, :3]
+    gram = np.swapaxes(m3, -1, -2) @ m3
+    square = np.trace(gram, axis1=-2, axis2=-1) / 3.0
+    off = np.max(np.abs(gram - square[..., None, None] * np.eye(3)), axis=(-1, -2))
+    ok = np.all((off <= 1e-12 * square) & (square > 0.0), axis=-1)
+    return ok, np.sqrt(square[:, 0] * square[:, 1])
+
+
 def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     """Blender channels of several sampled animations, composed and decomposed in one batch
-    (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks)."""
+    (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks).
+
+    Samples with a uniform scale through sides that only rotate and scale uniformly give a
+    basis without shear: its decomposition skips the check for one.
+    """
     if not sampled:
         return []
     counts = np.array([len(s.frames) for s in sampled])
     cat = [np.concatenate([getattr(s.samples, part) for s in sampled]) for part in
            ("pos", "rot", "scale")]  # fmt: skip
-    sides = np.repeat(np.stack([s.sides for s in sampled]), counts, axis=0)
+    all_sides = np.stack([s.sides for s in sampled])
+    sides = np.repeat(all_sides, counts, axis=0)
     local = LocalSamples(*cat).matrices()
     basis = sides[:, 0] @ np.swapaxes(local, -1, -2) @ sides[:, 1]
-    loc, quat, scale = decompose(basis)
+    side_ok, side_scale = _conformal_sides(all_sides)
+    sc = cat[2]
+    uniform = (np.abs(sc[:, 1] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])) & (
+        np.abs(sc[:, 2] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])
+    )
+    sized = np.abs(sc[:, 0]) * np.repeat(side_scale, counts) > 1e-6
+    loc, quat, scale = decompose(basis, np.repeat(side_ok, counts) & uniform & sized)
     bounds = np.concatenate([[0], np.cumsum(counts)])
+    quat = segment_continuous(Segments(quat, bounds[:-1], counts))
     out = []
     for k, s in enumerate(sampled):
         part = slice(bounds[k], bounds[k + 1])
-        out.append(Channels(s.frames, loc[part], make_continuous(quat[part]), scale[part], s.slope))
+        out.append(Channels(s.frames, loc[part], quat[part], scale[part], s.slope))
     return out
 
 

@@ -192,16 +192,25 @@ def _queries(ticks: Segments, tracks: list[int]) -> tuple[Segments, np.ndarray]:
     return Segments(ticks.values[rows], start, count), rows
 
 
-def refine_all(parts: list[KeyParts], max_step: float) -> Segments:
+@dataclass(eq=False)
+class RotationSamples:
+    """Rotations the refinement already sampled at a track's final ticks (reused)."""
+
+    tracks: np.ndarray  # (tracks,) bool: the track's rotations are all here
+    rows: np.ndarray  # (m,) rows of the ticks' values
+    values: np.ndarray  # (m, 4)
+
+
+def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, RotationSamples | None]:
     """:func:`.key_sampling.refine_times` (``max_step > 0``) or ``KeyParts.times`` (else) of
-    every track, as segments."""
+    every track, as segments; with the rotations sampled on the way, where they stand."""
     ticks = _union([_times_of(p) for p in parts])
     if max_step <= 0:
-        return ticks
+        return ticks, None
     rot_tracks, rot_t, rot_q = _part(parts, "rot", 4)
     use = [n for n, i in enumerate(rot_tracks) if rot_t.count[n] >= 2 and ticks.count[i] >= 2]
     if not use:
-        return ticks
+        return ticks, None
     tracks = [rot_tracks[n] for n in use]
     sel, selq = _subset(rot_t, use), _subset(rot_q, use)
     at, rows = _queries(ticks, tracks)
@@ -212,8 +221,10 @@ def refine_all(parts: list[KeyParts], max_step: float) -> Segments:
     left = np.nonzero(pair)[0]
     angle = quat_angle(q[left], q[left + 1])
     steps = np.ceil(angle / max_step - 1e-6).astype(np.int64)
+    done = np.zeros(len(parts), dtype=bool)
+    done[tracks] = True
     if np.all(steps <= 1):
-        return ticks
+        return ticks, RotationSamples(done, rows, q)
     extra = np.zeros(len(ticks.values), dtype=np.int64)
     wide = steps > 1
     extra[rows[left[wide]]] = steps[wide] - 1
@@ -232,9 +243,12 @@ def refine_all(parts: list[KeyParts], max_step: float) -> Segments:
     ok = np.all((value[1:] > value[:-1]) | (owner[1:] != owner[:-1]))
     count = np.bincount(owner, minlength=len(parts)).astype(np.int64)
     if not ok:  # rounding met a neighbour: sort and drop repeats as np.unique does
-        return _union(np.split(value, np.cumsum(count)[:-1]))
+        return _union(np.split(value, np.cumsum(count)[:-1])), None
     start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
-    return Segments(value, start, count)
+    done[ticks.owner()[extra > 0]] = False  # refined tracks sample their new ticks
+    keep = done[ticks.owner()[rows]]
+    moved = (np.cumsum(reps) - reps)[rows[keep]]  # where the old ticks went
+    return Segments(value, start, count), RotationSamples(done, moved, q[keep])
 
 
 def _times_of(parts: KeyParts) -> np.ndarray:
@@ -244,10 +258,15 @@ def _times_of(parts: KeyParts) -> np.ndarray:
 
 
 def sample_all(
-    parts: list[KeyParts], rest_locals: np.ndarray, ticks: Segments, splines: list[bool]
+    parts: list[KeyParts],
+    rest_locals: np.ndarray,
+    ticks: Segments,
+    splines: list[bool],
+    rotations: RotationSamples | None = None,
 ) -> list[LocalSamples]:
     """:func:`.key_sampling.sample_parts` of every track at its ``ticks``; ``rest_locals``
-    (tracks, 4, 4) file local matrices for the parts a track does not key."""
+    (tracks, 4, 4) file local matrices for the parts a track does not key; ``rotations``
+    from :func:`refine_all` (those tracks' rotations are not sampled again)."""
     total = len(ticks.values)
     owner = ticks.owner()
     rest = np.asarray(rest_locals, dtype=np.float64).reshape(-1, 4, 4)
@@ -260,6 +279,15 @@ def sample_all(
     splined = np.zeros(len(parts), dtype=bool)
     for name, width, out in (("pos", 3, pos), ("rot", 4, rot), ("scale", 3, scale)):
         have, key_t, key_v = _part(parts, name, width)
+        if name == "rot" and rotations is not None:
+            out[rotations.rows] = rotations.values
+            left = [n for n, i in enumerate(have) if not rotations.tracks[i]]
+            if len(left) < len(have):
+                have, key_t, key_v = (
+                    [have[n] for n in left],
+                    _subset(key_t, left),
+                    _subset(key_v, left),
+                )
         if not have:
             continue
         is_spline = np.array([name == "pos" and splines[i] for i in have], dtype=bool)

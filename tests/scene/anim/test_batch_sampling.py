@@ -75,8 +75,9 @@ def test_batch_equals_per_track(seed: int, max_step: float) -> None:
     linear.append(False)
     rests = np.stack([_rest(rng) for _ in anims])
     parts = [split_keys(a) for a in anims]
-    ticks = refine_all(parts, max_step)
-    got = sample_all(parts, rests, ticks, [not lin for lin in linear])
+    ticks, rotations = refine_all(parts, max_step)
+    got = sample_all(parts, rests, ticks, [not lin for lin in linear], rotations)
+    plain = sample_all(parts, rests, ticks, [not lin for lin in linear])
     refined = 0
     for i, p in enumerate(parts):
         want_t = refine_times(p, max_step) if max_step > 0 else p.times()
@@ -84,6 +85,7 @@ def test_batch_equals_per_track(seed: int, max_step: float) -> None:
         t = ticks.values[ticks.start[i] : ticks.start[i] + ticks.count[i]]
         np.testing.assert_array_equal(t, want_t)
         want = sample_parts(p, rests[i], want_t, spline=not linear[i])
+        np.testing.assert_array_equal(got[i].rot, plain[i].rot)  # reused == sampled again
         for name in ("pos", "rot", "scale"):
             np.testing.assert_allclose(
                 getattr(got[i], name), getattr(want, name), rtol=0, atol=1e-12, err_msg=name
@@ -125,3 +127,37 @@ def test_all_zero_rotation_keys_leave_the_rest_rotation() -> None:
     out = sample_parts(parts, rest, np.array([0.0, 5.0, 10.0]))
     np.testing.assert_allclose(out.pos[:, 0], [0.0, 1.0, 2.0])
     np.testing.assert_allclose(np.abs(out.rot), [[0, 0, 0, 1.0]] * 3, atol=1e-12)
+
+
+def test_channels_of_equals_per_track_decompose() -> None:
+    # the batch skips the shear check on conformal samples: the channels stay those of the
+    # plain per-track decompose + sign continuity
+    from xof.addon.scene.anim.animation import SampledAnimation, channels_of
+    from xof.addon.scene.anim.key_sampling import LocalSamples
+    from xof.addon.scene.rig.rig_math import compose, decompose
+
+    rng = np.random.default_rng(3)
+    mirror = np.diag([1.0, -1.0, 1.0, 1.0])
+    sampled = []
+    for i in range(40):
+        k = int(rng.integers(1, 30))
+        kind = i % 4
+        scale = np.ones((k, 3)) if kind < 2 else rng.uniform(0.5, 2.0, (k, 3))
+        if kind == 3:
+            scale[:] = scale[:, :1]  # uniform, not 1
+        samples = LocalSamples(rng.normal(size=(k, 3)), _quats(rng, k, True), scale)
+        left = compose(rng.normal(size=3), _quats(rng, 1, True)[0], np.full(3, 1.5))
+        right = compose(rng.normal(size=3), _quats(rng, 1, True)[0], np.ones(3))
+        if kind == 1:
+            left = left @ mirror
+        if i % 5 == 0:
+            right = right @ np.diag([1.0, 2.0, 1.0, 1.0])  # sides that scale unevenly
+        sides = np.stack([left, right])
+        sampled.append(SampledAnimation(np.arange(k) * 1.0, samples, sides, None))
+    got = channels_of(sampled)
+    for s, ch in zip(sampled, got, strict=True):
+        basis = s.sides[0] @ np.swapaxes(s.samples.matrices(), -1, -2) @ s.sides[1]
+        loc, quat, scale = decompose(basis)
+        np.testing.assert_array_equal(ch.location, loc)
+        np.testing.assert_array_equal(ch.rotation, make_continuous(quat))
+        np.testing.assert_array_equal(ch.scale, scale)
