@@ -111,21 +111,22 @@ def lerp_at(times: Segments, values: Segments, at: Segments) -> np.ndarray:
     owner = at.owner()
     first = times.start[owner]
     last = first + times.count[owner] - 1
-    j = found.lo
-    # np.interp's j is the key at or before x (clamped by the lookup to k - 2 on the right)
-    at_or_past_last = x >= tk[last]
-    before_first = x < tk[first]
-    on_key = x == tk[j]
-    step = np.where(found.single, 1.0, tk[found.hi] - tk[j])
-    slope = (yk[found.hi] - yk[j]) / step[:, None]
-    out = slope * (x - tk[j])[:, None] + yk[j]
-    bad = np.isnan(out)
-    if np.any(bad):
-        other = slope * (x - tk[found.hi])[:, None] + yk[found.hi]
-        out = np.where(bad, other, out)
-    out = np.where(on_key[:, None], yk[j], out)
-    out = np.where(before_first[:, None], yk[first], out)
-    out = np.where((at_or_past_last | found.single)[:, None], yk[last], out)
+    j, hi = found.lo, found.hi  # np.interp's j: the key at or before x (if any before last)
+    past = (x >= tk[last]) | found.single
+    before = x < tk[first]
+    out = yk[j]  # on a key
+    mid = np.nonzero(~(past | before | (x == tk[j])))[0]
+    if len(mid):
+        jm, hm = j[mid], hi[mid]
+        slope = (yk[hm] - yk[jm]) / (tk[hm] - tk[jm])[:, None]
+        inner = slope * (x[mid] - tk[jm])[:, None] + yk[jm]
+        bad = np.isnan(inner)
+        if np.any(bad):
+            other = slope * (x[mid] - tk[hm])[:, None] + yk[hm]
+            inner = np.where(bad, other, inner)
+        out[mid] = inner
+    out[before] = yk[first[before]]
+    out[past] = yk[last[past]]
     return out
 
 
@@ -204,7 +205,7 @@ class RotationSamples:
 def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, RotationSamples | None]:
     """:func:`.key_sampling.refine_times` (``max_step > 0``) or ``KeyParts.times`` (else) of
     every track, as segments; with the rotations sampled on the way, where they stand."""
-    ticks = _union([_times_of(p) for p in parts])
+    ticks = _track_times(parts)
     if max_step <= 0:
         return ticks, None
     rot_tracks, rot_t, rot_q = _part(parts, "rot", 4)
@@ -251,10 +252,25 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     return Segments(value, start, count), RotationSamples(done, moved, q[keep])
 
 
-def _times_of(parts: KeyParts) -> np.ndarray:
-    """Every key time of the parts, unsorted (the union is taken for all tracks at once)."""
-    keyed = [p[0] for p in (parts.pos, parts.rot, parts.scale) if p is not None]
-    return np.concatenate(keyed) if keyed else np.zeros(0)
+def _track_times(parts: list[KeyParts]) -> Segments:
+    """``KeyParts.times`` of every track as segments. A track whose parts share their key
+    times (matrix keys, or parts keyed together) has them as they are (split_keys left them
+    sorted and distinct); the others get their union, all at once."""
+    arrays: list[np.ndarray] = []
+    merge: dict[int, np.ndarray] = {}
+    for i, p in enumerate(parts):
+        keyed = [k[0] for k in (p.pos, p.rot, p.scale) if k is not None]
+        one = keyed[0] if keyed else np.zeros(0)
+        if all(k is one or (len(k) == len(one) and np.array_equal(k, one)) for k in keyed[1:]):
+            arrays.append(one)
+        else:
+            arrays.append(one)
+            merge[i] = np.concatenate(keyed)
+    if merge:
+        union = _union(list(merge.values()))
+        for i, t in zip(merge, union.split(union.values), strict=True):
+            arrays[i] = t
+    return Segments.of(arrays)
 
 
 def sample_all(
