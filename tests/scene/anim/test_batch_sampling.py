@@ -161,3 +161,23 @@ def test_channels_of_equals_per_track_decompose() -> None:
         np.testing.assert_array_equal(ch.location, loc)
         np.testing.assert_array_equal(ch.rotation, make_continuous(quat))
         np.testing.assert_array_equal(ch.scale, scale)
+
+
+def test_split_keys_cleans_sorted_and_unsorted_keys_alike() -> None:
+    # keys in order (the fast path) and the same keys shuffled with a repeat and non-finite
+    # entries give the same parts; the repeat keeps its last value
+    times = np.array([0.0, 10.0, 20.0, 30.0])
+    pos = np.arange(12.0).reshape(4, 3)
+    plain = split_keys(AnimationData("P", [KeyTrack(2, times, pos)]))
+    messy_t = np.array([30.0, np.inf, 10.0, 0.0, 20.0, 10.0, -np.inf])
+    messy_v = np.array([pos[3], pos[0], [9.0, 9, 9], pos[0], pos[2], pos[1], pos[1]])
+    messy = split_keys(AnimationData("P", [KeyTrack(2, messy_t, messy_v)]))
+    assert plain.pos is not None and messy.pos is not None
+    np.testing.assert_array_equal(plain.pos[0], times)
+    np.testing.assert_array_equal(plain.pos[1], pos)
+    np.testing.assert_array_equal(messy.pos[0], times)
+    np.testing.assert_array_equal(messy.pos[1], pos)
+    assert messy.warnings == ["animation of 'P': 2 unusable key(s) of type 2"]
+    assert plain.warnings == []
+    bad = split_keys(AnimationData("P", [KeyTrack(2, times, np.where(pos == 4.0, np.nan, pos))]))
+    assert bad.pos is not None and len(bad.pos[0]) == 3
