@@ -16,7 +16,7 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
-from ..rig.rig_math import decompose, inverse4
+from ..rig.rig_math import compose, decompose, inverse4
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
 from .batch_sampling import Segments, refine_all, sample_all, segment_continuous
@@ -216,8 +216,10 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
            ("pos", "rot", "scale")]  # fmt: skip
     all_sides = np.stack([s.sides for s in sampled])
     sides = np.repeat(all_sides, counts, axis=0)
-    local = LocalSamples(*cat).matrices()
-    basis = sides[:, 0] @ np.swapaxes(local, -1, -2) @ sides[:, 1]
+    # the transpose of the file's row matrix is compose() of the conjugate rotation, bit for
+    # bit, and contiguous (a faster product than through swapped axes)
+    local_t = compose(cat[0], cat[1] * np.array([1.0, -1.0, -1.0, -1.0]), cat[2])
+    basis = sides[:, 0] @ local_t @ sides[:, 1]
     side_ok, side_scale = _conformal_sides(all_sides)
     sc = cat[2]
     uniform = (np.abs(sc[:, 1] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])) & (
