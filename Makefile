@@ -1,5 +1,5 @@
 # xof's commands. A user needs two, on a fresh clone with nothing installed by hand:
-#   make demo    import the example cape, simulate it, save out/demo.blend and out/demo.png
+#   make demo    import the example character and its cloth cape, simulate, save out/demo.blend + out/demo.png
 #   make test    lint, type-check and run every test (creates .venv on first use)
 # `make help` lists the rest.
 
@@ -29,7 +29,7 @@ BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/
 	clean distclean
 
 help:
-	@echo "make demo       import examples/cape.x, simulate its cloth headless, write out/demo.blend + out/demo.png"
+	@echo "make demo       a walking character in a cloth cape (examples/character.x), simulated headless: out/demo.blend + out/demo.png"
 	@echo "make test       ruff, mypy and every test on bpy 5.0 (.venv)"
 	@echo "make test-lts   every test on the Blender 4.5 LTS bpy (.venv-lts)"
 	@echo "make format     apply ruff's formatting and safe fixes (format-check: report only)"

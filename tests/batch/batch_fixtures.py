@@ -54,6 +54,9 @@ def textured_text() -> str:
     return frame_text("Crate", np.eye(4), [mesh])
 
 
+EXAMPLES = ("cape.x", "flag.x")  # the cloth examples the library holds (not the demo character)
+
+
 def write_library(folder: Path) -> dict[str, Path]:
     """A small library: files at the top, in sub-folders and with an upper-case suffix; the
     examples (cape.x and flag.x: cloth) at the top."""
@@ -70,7 +73,8 @@ def write_library(folder: Path) -> dict[str, Path]:
     morph_fixtures.dance().write(files["morph"])
     write_x(files["textured"], [textured_text()])
     (folder / "props" / "crate.png").write_bytes(png_2x2())
-    for example in sorted((ROOT / "examples").glob("*.x")):
+    for name in EXAMPLES:
+        example = ROOT / "examples" / name
         shutil.copy2(example, folder / example.name)
         files[example.stem] = folder / example.name
     return files

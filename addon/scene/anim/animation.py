@@ -279,7 +279,9 @@ def build_actions(
     for number, aset in enumerate(data.animation_sets):
         builder = ActionBuilder(aset.name or f"Animation{number}")
         users: list[bpy.types.Object] = []
-        pending: list[tuple[AnimationData, np.ndarray, np.ndarray, bpy.types.Object, str, str]] = []
+        # by frame name: a frame animated twice in a set keeps its last animation
+        pending: dict[str, tuple[AnimationData, np.ndarray, np.ndarray, bpy.types.Object, str, str]]
+        pending = {}
         seen: set[str] = set()
         for anim in aset.animations:
             name = anim.frame_name
@@ -300,14 +302,16 @@ def build_actions(
             else:
                 unknown.add(name)
                 continue
-            pending.append((anim, rest_local, sides, owner, prefix, group))
+            pending.pop(name, None)
+            pending[name] = (anim, rest_local, sides, owner, prefix, group)
             if owner not in users:
                 users.append(owner)
+        todo = list(pending.values())
         sampled = sample_animations(
-            [p[0] for p in pending], [p[1] for p in pending], [p[2] for p in pending],
+            [p[0] for p in todo], [p[1] for p in todo], [p[2] for p in todo],
             fps / tps, warnings, max_step,
         )  # fmt: skip
-        keyed = [(s, p) for s, p in zip(sampled, pending, strict=True) if len(s.frames)]
+        keyed = [(s, p) for s, p in zip(sampled, todo, strict=True) if len(s.frames)]
         for channels, (_, (anim, _, _, owner, prefix, group)) in zip(
             channels_of([k[0] for k in keyed]), keyed, strict=True
         ):

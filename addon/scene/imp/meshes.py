@@ -175,6 +175,9 @@ def build_mesh(
                     warnings.append(f"mesh {label!r}: UV set {i} has shape {uv.shape}: skipped")
                     continue
                 layer = mesh.uv_layers.new(name="UVMap" if i == 0 else f"UVMap.{i:03d}")
+                if layer is None:  # Blender holds at most 8 UV maps
+                    warnings.append(f"mesh {label!r}: UV sets past Blender's 8: skipped")
+                    break
                 _set_attr(
                     mesh,
                     layer.name,

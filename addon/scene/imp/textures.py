@@ -68,11 +68,20 @@ def is_image_file(path: Path) -> bool:
     return False
 
 
+def _probe(path: Path, test: str) -> bool:
+    """``path.exists()`` / ``is_file()`` / ``is_dir()``, False where the name itself cannot
+    be asked about (too long, a NUL byte: a file can name anything)."""
+    try:
+        return bool(getattr(path, test)())
+    except (OSError, ValueError):
+        return False
+
+
 def _inside(path: Path, roots: list[Path]) -> bool:
     """Whether ``path`` (links resolved) lies in one of ``roots`` (already resolved)."""
     try:
         real = path.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return False
     return any(real == root or root in real.parents for root in roots)
 
@@ -88,11 +97,11 @@ def _split_written_path(written: str) -> list[str]:
 def _find_entry(folder: Path, name: str) -> Path | None:
     """``folder/name`` matched case-insensitively, or None."""
     exact = folder / name
-    if exact.exists():
+    if _probe(exact, "exists"):
         return exact
     try:
         entries = os.listdir(folder)
-    except OSError:
+    except (OSError, ValueError):
         return None
     wanted = name.casefold()
     for entry in sorted(entries):
@@ -110,7 +119,7 @@ def _find_relative(folder: Path, parts: list[str]) -> Path | None:
         if found is None:
             return None
         current = found
-    return current if current.is_file() else None
+    return current if _probe(current, "is_file") else None
 
 
 def find_texture(
@@ -144,7 +153,7 @@ def locate_texture(
             continue
     refusal: str | None = None
     raw = Path(written)
-    if raw.is_absolute() and raw.is_file() and not _inside(raw, roots):
+    if raw.is_absolute() and _probe(raw, "is_file") and not _inside(raw, roots):
         refusal = f"refused {raw}: outside the model's folder and the texture folders"
     search: list[Path] = []
     for base in bases:
@@ -174,10 +183,10 @@ def _find_folder(base: Path, sub: str) -> Path | None:
             current = current.parent
             continue
         found = _find_entry(current, part)
-        if found is None or not found.is_dir():
+        if found is None or not _probe(found, "is_dir"):
             return None
         current = found
-    return current if current.is_dir() else None
+    return current if _probe(current, "is_dir") else None
 
 
 class TextureLoader:

@@ -147,3 +147,16 @@ def test_per_vertex_normals_indexed_like_the_faces():
     mesh = ctx.result.meshes[0]
     loop_verts = np.array([lp.vertex_index for lp in mesh.loops])
     np.testing.assert_allclose(corner_normals(mesh), normals[loop_verts] @ P3.T, atol=2e-3)
+
+
+def test_more_uv_sets_than_blender_holds_are_skipped_with_a_warning():
+    # found by the import fuzz: the ninth uv_layers.new() returns None
+    rng = np.random.default_rng(2)
+    sets = [rng.random((8, 2)) for _ in range(10)]
+    ctx = build_scene(SceneData(meshes=[cube_data(uv_sets=sets)]))
+    mesh = ctx.result.meshes[0]
+    assert len(mesh.uv_layers) == 8
+    loop_verts = np.array([lp.vertex_index for lp in mesh.loops])
+    got = np.array([d.vector for d in mesh.uv_layers[7].uv])
+    np.testing.assert_allclose(got[:, 0], sets[7][loop_verts, 0], atol=1e-6)
+    assert any("past Blender's 8" in w for w in ctx.result.warnings)

@@ -117,3 +117,9 @@ def test_import_reports_each_refusal_and_packs_nothing_from_outside(layout):
         bpy.ops.file.pack_all()
     packed = [img.name for img in bpy.data.images if img.packed_file is not None]
     assert packed == [next(i.name for i in loaded)]
+
+
+def test_names_the_file_system_cannot_take_are_just_not_found(tmp_path: Path):
+    # found by the import fuzz: a 300-character name raised ENAMETOOLONG from the search
+    for written in ("x" * 300 + ".png", "a\x00b.png", "dir/" + "y" * 5000):
+        assert locate_texture(written, tmp_path) == (None, None)

@@ -1,0 +1,1 @@
+"""Tests of the bundled examples: the demo character and its generator."""
