@@ -32,7 +32,7 @@ class Segments:
     @staticmethod
     def of(arrays: list[np.ndarray], width: int | None = None) -> Segments:
         count = np.array([len(a) for a in arrays], dtype=np.int64)
-        start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+        start = (np.cumsum(count) - count).astype(np.int64)
         shape = (0,) if width is None else (0, width)
         values = np.concatenate(arrays) if arrays else np.zeros(shape)
         return Segments(np.asarray(values, dtype=np.float64), start, count)
@@ -171,7 +171,7 @@ def _union(times: list[np.ndarray]) -> Segments:
     keep[1:] = (v[1:] != v[:-1]) | (o[1:] != o[:-1])
     v, o = v[keep], o[keep]
     count = np.bincount(o, minlength=len(times)).astype(np.int64)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    start = (np.cumsum(count) - count).astype(np.int64)
     return Segments(v, start, count)
 
 
@@ -188,7 +188,7 @@ def _queries(ticks: Segments, tracks: list[int]) -> tuple[Segments, np.ndarray]:
         return Segments.of([]), np.zeros(0, dtype=np.int64)
     index = np.asarray(tracks, dtype=np.int64)
     count = ticks.count[index]
-    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    start = (np.cumsum(count) - count).astype(np.int64)
     rows = np.repeat(ticks.start[index] - start, count) + np.arange(int(count.sum()))
     return Segments(ticks.values[rows], start, count), rows
 
@@ -245,7 +245,7 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     count = np.bincount(owner, minlength=len(parts)).astype(np.int64)
     if not ok:  # rounding met a neighbour: sort and drop repeats as np.unique does
         return _union(np.split(value, np.cumsum(count)[:-1])), None
-    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    start = (np.cumsum(count) - count).astype(np.int64)
     done[ticks.owner()[extra > 0]] = False  # refined tracks sample their new ticks
     keep = done[ticks.owner()[rows]]
     moved = (np.cumsum(reps) - reps)[rows[keep]]  # where the old ticks went

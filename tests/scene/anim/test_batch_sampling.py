@@ -181,3 +181,15 @@ def test_split_keys_cleans_sorted_and_unsorted_keys_alike() -> None:
     assert plain.warnings == []
     bad = split_keys(AnimationData("P", [KeyTrack(2, times, np.where(pos == 4.0, np.nan, pos))]))
     assert bad.pos is not None and len(bad.pos[0]) == 3
+
+
+def test_no_tracks_and_empty_tracks() -> None:
+    seg = Segments.of([])
+    assert len(seg.start) == len(seg.count) == 0
+    ticks, rotations = refine_all([], np.radians(4.0))
+    assert len(ticks.values) == 0 and rotations is None
+    assert sample_all([], np.zeros((0, 4, 4)), ticks, []) == []
+    parts = [split_keys(AnimationData("E", []))]
+    ticks, _ = refine_all(parts, np.radians(4.0))
+    (only,) = sample_all(parts, np.eye(4)[None], ticks, [False])
+    assert only.pos.shape == (0, 3) and only.rot.shape == (0, 4)
