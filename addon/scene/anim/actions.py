@@ -73,14 +73,15 @@ class ActionBuilder:
                 ("scale", channels.scale),
             )
         ]
+        # enum values as bytes: foreach_set then copies them raw (int32 goes item by item)
+        linear = np.full(count, _INTERPOLATION["LINEAR"], np.uint8)
         for prop, values, slopes in curves:
             spline = slopes is not None
-            interpolation = np.full(
-                count, _INTERPOLATION["BEZIER" if spline else "LINEAR"], np.int32
-            )
-            free = np.full(count, bezier_keys.FREE, dtype=np.int32)
+            interpolation = linear
             co = bezier_keys.interleave(frames, values)  # Keyframe.co is float32
             if spline:
+                interpolation = np.full(count, _INTERPOLATION["BEZIER"], np.uint8)
+                free = np.full(count, bezier_keys.FREE, dtype=np.uint8)
                 left, right = bezier_keys.handles(frames, values, slopes)
             for index in range(values.shape[1]):
                 fcurve = bag.fcurves.new(prefix + prop, index=index)

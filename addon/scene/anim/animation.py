@@ -16,9 +16,10 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
-from ..rig.rig_math import decompose, inverse4, make_continuous
+from ..rig.rig_math import compose, decompose, inverse4
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
+from .batch_sampling import Segments, refine_all, sample_all, segment_continuous
 from .key_sampling import (
     DEFAULT_MAX_STEP,
     Channels,
@@ -163,23 +164,75 @@ def sample_animation(
     return SampledAnimation(ticks * frames_per_tick, samples, sides, slope)
 
 
+def sample_animations(
+    anims: list[AnimationData],
+    rest_locals: list[np.ndarray],
+    sides: list[np.ndarray],
+    frames_per_tick: float,
+    warnings: list[str],
+    max_step: float,
+) -> list[SampledAnimation]:
+    """:func:`sample_animation` of several animations in one batch (equal results; see
+    :mod:`.batch_sampling`)."""
+    if not anims:
+        return []
+    parts = [split_keys(anim) for anim in anims]
+    for p in parts:
+        warnings.extend(p.warnings)
+    ticks, rotations = refine_all(parts, max_step)
+    rests = np.stack([np.asarray(r, dtype=np.float64) for r in rest_locals])
+    samples = sample_all(parts, rests, ticks, [not anim.linear for anim in anims], rotations)
+    out = []
+    for t, s, side in zip(ticks.split(ticks.values), samples, sides, strict=True):
+        slope = None
+        if s.pos_slope is not None:
+            slope = s.pos_slope @ side[0][:3, :3].T / frames_per_tick
+        out.append(SampledAnimation(t * frames_per_tick, s, side, slope))
+    return out
+
+
+def _conformal_sides(sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(t, 2, 4, 4) sides -> (t,) bool: both linear parts a rotation times a uniform scale,
+    and (t,) the product of those two scales."""
+    m3 = sides[..., :3, :3]
+    gram = np.swapaxes(m3, -1, -2) @ m3
+    square = np.trace(gram, axis1=-2, axis2=-1) / 3.0
+    off = np.max(np.abs(gram - square[..., None, None] * np.eye(3)), axis=(-1, -2))
+    ok = np.all((off <= 1e-12 * square) & (square > 0.0), axis=-1)
+    return ok, np.sqrt(square[:, 0] * square[:, 1])
+
+
 def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     """Blender channels of several sampled animations, composed and decomposed in one batch
-    (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks)."""
+    (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks).
+
+    Samples with a uniform scale through sides that only rotate and scale uniformly give a
+    basis without shear: its decomposition skips the check for one.
+    """
     if not sampled:
         return []
     counts = np.array([len(s.frames) for s in sampled])
     cat = [np.concatenate([getattr(s.samples, part) for s in sampled]) for part in
            ("pos", "rot", "scale")]  # fmt: skip
-    sides = np.repeat(np.stack([s.sides for s in sampled]), counts, axis=0)
-    local = LocalSamples(*cat).matrices()
-    basis = sides[:, 0] @ np.swapaxes(local, -1, -2) @ sides[:, 1]
-    loc, quat, scale = decompose(basis)
+    all_sides = np.stack([s.sides for s in sampled])
+    sides = np.repeat(all_sides, counts, axis=0)
+    # the transpose of the file's row matrix is compose() of the conjugate rotation, bit for
+    # bit, and contiguous (a faster product than through swapped axes)
+    local_t = compose(cat[0], cat[1] * np.array([1.0, -1.0, -1.0, -1.0]), cat[2])
+    basis = sides[:, 0] @ local_t @ sides[:, 1]
+    side_ok, side_scale = _conformal_sides(all_sides)
+    sc = cat[2]
+    uniform = (np.abs(sc[:, 1] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])) & (
+        np.abs(sc[:, 2] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])
+    )
+    sized = np.abs(sc[:, 0]) * np.repeat(side_scale, counts) > 1e-6
+    loc, quat, scale = decompose(basis, np.repeat(side_ok, counts) & uniform & sized)
     bounds = np.concatenate([[0], np.cumsum(counts)])
+    quat = segment_continuous(Segments(quat, bounds[:-1], counts))
     out = []
     for k, s in enumerate(sampled):
         part = slice(bounds[k], bounds[k + 1])
-        out.append(Channels(s.frames, loc[part], make_continuous(quat[part]), scale[part], s.slope))
+        out.append(Channels(s.frames, loc[part], quat[part], scale[part], s.slope))
     return out
 
 
@@ -227,7 +280,8 @@ def build_actions(
         builder = ActionBuilder(aset.name or f"Animation{number}")
         users: list[bpy.types.Object] = []
         # by frame name: a frame animated twice in a set keeps its last animation
-        pending: dict[str, tuple[SampledAnimation, bpy.types.Object, str, str, bool]] = {}
+        pending: dict[str, tuple[AnimationData, np.ndarray, np.ndarray, bpy.types.Object, str, str]]
+        pending = {}
         seen: set[str] = set()
         for anim in aset.animations:
             name = anim.frame_name
@@ -248,16 +302,20 @@ def build_actions(
             else:
                 unknown.add(name)
                 continue
-            sampled = sample_animation(anim, rest_local, sides, fps / tps, warnings, max_step)
             pending.pop(name, None)
-            if len(sampled.frames):
-                pending[name] = (sampled, owner, prefix, group, not anim.open)
+            pending[name] = (anim, rest_local, sides, owner, prefix, group)
             if owner not in users:
                 users.append(owner)
-        for channels, (_, owner, prefix, group, cyclic) in zip(
-            channels_of([p[0] for p in pending.values()]), pending.values(), strict=True
+        todo = list(pending.values())
+        sampled = sample_animations(
+            [p[0] for p in todo], [p[1] for p in todo], [p[2] for p in todo],
+            fps / tps, warnings, max_step,
+        )  # fmt: skip
+        keyed = [(s, p) for s, p in zip(sampled, todo, strict=True) if len(s.frames)]
+        for channels, (_, (anim, _, _, owner, prefix, group)) in zip(
+            channels_of([k[0] for k in keyed]), keyed, strict=True
         ):
-            builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=cyclic)
+            builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=not anim.open)
         builder.finish()
         built.append((builder, users))
     if unknown:

@@ -59,16 +59,19 @@ def mat3_to_quat(m: np.ndarray) -> np.ndarray:
         m[..., 0, 2] + m[..., 2, 0],
         m[..., 1, 2] + m[..., 2, 1],
     )
-    forms = np.stack(
-        [
-            np.stack([half, zy * d, xz * d, yx * d], axis=-1),
-            np.stack([zy * d, half, xy * d, xz2 * d], axis=-1),
-            np.stack([xz * d, xy * d, half, yz * d], axis=-1),
-            np.stack([yx * d, xz2 * d, yz * d, half], axis=-1),
-        ],
-        axis=-2,
-    )  # (..., form, 4): each matrix takes the form of its largest denominator
-    q = np.take_along_axis(forms, pick[..., None, None], axis=-2)[..., 0, :]
+    # each matrix takes the form of its largest denominator (only that form is computed)
+    q = np.empty((*m.shape[:-2], 4))
+    forms = (
+        lambda i: (half[i], zy[i] * d[i], xz[i] * d[i], yx[i] * d[i]),
+        lambda i: (zy[i] * d[i], half[i], xy[i] * d[i], xz2[i] * d[i]),
+        lambda i: (xz[i] * d[i], xy[i] * d[i], half[i], yz[i] * d[i]),
+        lambda i: (yx[i] * d[i], xz2[i] * d[i], yz[i] * d[i], half[i]),
+    )
+    for form, values in enumerate(forms):
+        where = pick == form
+        if np.any(where):
+            for c, v in enumerate(values(where)):
+                q[..., c][where] = v
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
     return np.where(q[..., :1] < 0.0, -q, q)
 
@@ -125,16 +128,32 @@ def det3(m3: np.ndarray) -> np.ndarray:
 ORTHONORMAL_TOLERANCE = 1e-10
 
 
-def closest_rotation(m3: np.ndarray) -> np.ndarray:
+def _not_rotation(m: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) -> bool: columns not orthonormal within the tolerance, or determinant <= 0
+    (non-finite matrices count as rotations: the SVD would fail on them)."""
+    off = np.zeros(m.shape[:-2])
+    for i in range(3):
+        for j in range(i, 3):
+            dot = m[..., 0, i] * m[..., 0, j] + m[..., 1, i] * m[..., 1, j]
+            dot = dot + m[..., 2, i] * m[..., 2, j]
+            off = np.maximum(off, np.abs(dot - (1.0 if i == j else 0.0)))
+    return (off > ORTHONORMAL_TOLERANCE) | (det3(m) <= 0.0)
+
+
+def closest_rotation(m3: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
     """(..., 3, 3) -> the nearest proper rotation (polar decomposition through SVD).
 
     Matrices that already are proper rotations (what scale-free key transforms give) are
-    returned as they are; only the others pay for the SVD.
+    returned as they are; only the others pay for the SVD. ``known`` (bool, the stack's
+    shape): matrices the caller knows to be proper rotations, not checked.
     """
     m3 = np.asarray(m3, dtype=np.float64)
-    gram = np.swapaxes(m3, -1, -2) @ m3
-    off = np.max(np.abs(gram - np.eye(3)), axis=(-1, -2))
-    bad = (off > ORTHONORMAL_TOLERANCE) | (det3(m3) <= 0.0)
+    if known is None:
+        bad = _not_rotation(m3)
+    else:
+        bad = np.zeros(m3.shape[:-2], dtype=bool)
+        check = ~np.asarray(known, dtype=bool)
+        bad[check] = _not_rotation(m3[check])
     if not np.any(bad):
         return m3.copy()
     r = m3.copy()
@@ -148,20 +167,25 @@ def closest_rotation(m3: np.ndarray) -> np.ndarray:
     return r
 
 
-def decompose(m4: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def decompose(
+    m4: np.ndarray, conformal: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(..., 4, 4) column-vector matrices -> location, quaternion, scale (``T @ R @ S``).
 
     Scale is per column (exact when the matrix has no shear); a mirrored matrix gets all
-    three scales negated so that the rotation stays proper.
+    three scales negated so that the rotation stays proper. ``conformal`` (bool, the stack's
+    shape): matrices the caller knows to be a rotation times a uniform, not tiny scale (their
+    normalised columns are a rotation: the check for shear is skipped).
     """
     m4 = np.asarray(m4, dtype=np.float64)
     loc = m4[..., :3, 3].copy()
     m3 = m4[..., :3, :3]
-    scale = np.linalg.norm(m3, axis=-2)
+    scale = np.sqrt(m3[..., 0, :] * m3[..., 0, :] + m3[..., 1, :] * m3[..., 1, :]
+                    + m3[..., 2, :] * m3[..., 2, :])  # fmt: skip
     sign = np.where(det3(m3) < 0.0, -1.0, 1.0)
     scale = scale * sign[..., None]
     safe = np.where(np.abs(scale) > 1e-12, scale, 1.0)
-    rot = closest_rotation(m3 / safe[..., None, :])
+    rot = closest_rotation(m3 / safe[..., None, :], conformal)
     return loc, mat3_to_quat(rot), scale
 
 
