@@ -14,12 +14,13 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .inputs import expand, plan, up_to_date
-from .options import IMPORT_FLAGS, TARGETS
+from .options import IMPORT_FLAGS, TARGETS, ticks_choice, ticks_keywords
 from .progress import Progress
 from .report import summary_table, totals, write_report
 
@@ -86,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                 flag.flag, dest=dest, action="store_false", default=None, help=flag.help
             )
         else:
-            types = {"float": float, "int": int, "str": str}
+            types: dict[str, Callable[[str], Any]] = {
+                "float": float, "int": int, "str": str, "ticks": _ticks_type,
+            }  # fmt: skip
             group.add_argument(
                 flag.flag,
                 dest=dest,
@@ -97,24 +100,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _ticks_type(text: str) -> str:
+    try:
+        return ticks_choice(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def requested_options(args: argparse.Namespace) -> dict[str, Any]:
     """The import operator properties the command line sets: ``prop -> value``."""
-    out = {}
+    out: dict[str, Any] = {}
     for flag in IMPORT_FLAGS:
         value = getattr(args, "imp_" + flag.prop)
-        if value is not None:
+        if value is None:
+            continue
+        if flag.kind == "ticks":
+            out.update(ticks_keywords(value))
+        else:
             out[flag.prop] = value
     return out
 
 
 def unsupported(requested: dict[str, Any], props: dict[str, Any]) -> list[str]:
     flags = {f.prop: f.flag for f in IMPORT_FLAGS}
-    return [
-        f"{flags[p]} is not supported by this version of the importer "
-        f"(import_scene.x has no property {p!r})"
-        for p in requested
-        if p not in props
-    ]
+    flags["animation_custom_ticks_per_second"] = "--ticks-per-second"
+    out: dict[str, str] = {}
+    for p in requested:
+        if p not in props and flags[p] not in out:
+            out[flags[p]] = (
+                f"{flags[p]} is not supported by this version of the importer "
+                f"(import_scene.x has no property {p!r})"
+            )
+    return list(out.values())
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:

@@ -41,15 +41,16 @@ IMPORT_FLAGS: tuple[ImportFlag, ...] = (
     ImportFlag("--axis-up", "axis_up", "str", "the file's up axis (default Y)", _AXES),
     ImportFlag(
         "--ticks-per-second",
-        "ticks_per_second",
-        "str",
-        "animation ticks per second when the file gives none",
+        "animation_ticks_per_second",
+        "ticks",
+        "auto (default), file (the file's, else 4800), or the number of ticks a second",
     ),
     ImportFlag(
         "--animation-sets",
         "animation_sets",
         "str",
-        "which AnimationSets to import (as the import operator takes them)",
+        "AUTO: sets keying disjoint bones play together (default); SEPARATE: one action each",
+        ("AUTO", "SEPARATE"),
     ),
     ImportFlag("--no-custom-normals", "use_custom_normals", "false", "ignore the file's normals"),
     ImportFlag("--shading", "shading", "str", "shading without file normals", ("SMOOTH", "FLAT")),
@@ -85,6 +86,28 @@ IMPORT_FLAGS: tuple[ImportFlag, ...] = (
 
 # Properties given in degrees on the command line and in radians to the operator.
 DEGREE_PROPS = frozenset({"animation_slerp_step"})
+
+
+def ticks_choice(text: str) -> str:
+    """``--ticks-per-second``: ``AUTO``, ``FILE`` or a positive number (as text)."""
+    word = text.strip().upper()
+    if word in ("AUTO", "FILE"):
+        return word
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0.0 or value == float("inf"):
+        raise ValueError(f"--ticks-per-second takes auto, file or a positive number, not {text!r}")
+    return repr(value)
+
+
+def ticks_keywords(choice: str) -> dict[str, object]:
+    """The operator properties one ``--ticks-per-second`` choice sets."""
+    if choice in ("AUTO", "FILE"):
+        return {"animation_ticks_per_second": choice}
+    custom = float(choice)
+    return {"animation_ticks_per_second": "CUSTOM", "animation_custom_ticks_per_second": custom}
 
 
 def coerce(value: object, rna_type: str, is_flag: bool) -> object:

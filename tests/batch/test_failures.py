@@ -150,7 +150,7 @@ def test_new_import_options_pass_through_or_are_refused(tmp_path: Path, capsys) 
 
     addon_utils.enable("xof", default_set=True)
     try:
-        has = "ticks_per_second" in bpy.ops.import_scene.x.get_rna_type().properties
+        has = "animation_ticks_per_second" in bpy.ops.import_scene.x.get_rna_type().properties
     finally:
         addon_utils.disable("xof", default_set=True)
     (src,) = _files(tmp_path / "in", ["a.x"])

@@ -106,7 +106,8 @@ def test_command_line_options_map_to_operator_properties() -> None:
         "axis_up": "Z",
         "use_materials": False,
         "morph_loop": True,
-        "ticks_per_second": "4800",
+        "animation_ticks_per_second": "CUSTOM",
+        "animation_custom_ticks_per_second": 4800.0,
     }
     props = {"global_scale": ("FLOAT", False), "axis_up": ("ENUM", False)}
     missing = cli.unsupported(cli.requested_options(args), props)
@@ -170,3 +171,17 @@ def test_summary_table_counts_every_status() -> None:
     assert "not run         1" in text
     assert "total           4      4.25 (wall)" in text
     assert "CRASHED: c.x: killed by SIGSEGV" in text
+
+
+def test_ticks_per_second_takes_the_import_operators_three_ways() -> None:
+    def parsed(value: str) -> dict:
+        base = ["convert", "a.x", "--to", "glb", "--out", "o", "--ticks-per-second", value]
+        return cli.requested_options(cli.build_parser().parse_args(base))
+
+    assert parsed("auto") == {"animation_ticks_per_second": "AUTO"}
+    assert parsed("File") == {"animation_ticks_per_second": "FILE"}
+    assert parsed("24") == {"animation_ticks_per_second": "CUSTOM",
+                            "animation_custom_ticks_per_second": 24.0}  # fmt: skip
+    for bad in ("-5", "0", "soon", "inf"):
+        with pytest.raises(SystemExit):
+            parsed(bad)
