@@ -12,6 +12,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from ..scene.scene_fixtures import corner_face_angles
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FRAMES = 24  # one walk cycle at 24 fps
 INSIDE = 0.01  # metres beyond the body's surface a cape point may be (its collider thickness)
@@ -72,19 +74,6 @@ def depth_inside(body, points: np.ndarray, depsgraph) -> np.ndarray:
         location, normal, _, _ = tree.find_nearest(local)
         depth[i] = max(0.0, -float((local - location).dot(normal)))
     return depth
-
-
-def corner_face_angles(mesh) -> np.ndarray:
-    """Degrees between each corner's normal and its face's normal."""
-    corners = np.empty(len(mesh.loops) * 3)
-    mesh.corner_normals.foreach_get("vector", corners)
-    faces = np.empty(len(mesh.polygons) * 3)
-    mesh.polygons.foreach_get("normal", faces)
-    totals = np.empty(len(mesh.polygons), dtype=np.int32)
-    mesh.polygons.foreach_get("loop_total", totals)
-    per_corner = np.repeat(faces.reshape(-1, 3), totals, axis=0)
-    cos = np.einsum("ij,ij->i", corners.reshape(-1, 3), per_corner)
-    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
 
 
 @pytest.mark.blender

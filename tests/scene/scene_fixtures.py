@@ -57,6 +57,32 @@ def world_positions(obj) -> np.ndarray:
     return local @ m[:3, :3].T + m[:3, 3]
 
 
+def corner_face_angles(mesh) -> np.ndarray:
+    """Degrees between each corner normal of ``mesh`` and its face's normal: shading that
+    follows the shape keeps these small (stale normals on a deformed mesh do not)."""
+    corners = np.empty(len(mesh.loops) * 3, dtype=np.float32)
+    mesh.corner_normals.foreach_get("vector", corners)
+    faces = np.empty(len(mesh.polygons) * 3, dtype=np.float32)
+    mesh.polygons.foreach_get("normal", faces)
+    sizes = np.empty(len(mesh.polygons), dtype=np.int32)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    per_corner = np.repeat(faces.reshape(-1, 3), sizes, axis=0)
+    cos = np.einsum("ij,ij->i", corners.reshape(-1, 3), per_corner)
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def evaluated_corner_face_angles(obj) -> np.ndarray:
+    """:func:`corner_face_angles` of the object as evaluated (modifiers, shape keys, cloth)."""
+    import bpy
+
+    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = ev.to_mesh()
+    try:
+        return corner_face_angles(mesh)
+    finally:
+        ev.to_mesh_clear()
+
+
 def polygons(mesh) -> list[list[int]]:
     return [list(p.vertices) for p in mesh.polygons]
 

@@ -10,27 +10,10 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from ..scene_fixtures import evaluated_corner_face_angles as corner_face_angles  # noqa: E402
+
 pytestmark = pytest.mark.blender
 CAPE = Path(__file__).resolve().parents[3] / "examples" / "cape.x"
-
-
-def corner_face_angles(obj) -> np.ndarray:
-    """Degrees between each evaluated corner normal and its face's normal."""
-    dg = bpy.context.evaluated_depsgraph_get()
-    ev = obj.evaluated_get(dg)
-    mesh = ev.to_mesh()
-    try:
-        corners = np.empty(len(mesh.loops) * 3, dtype=np.float32)
-        mesh.corner_normals.foreach_get("vector", corners)
-        faces = np.empty(len(mesh.polygons) * 3, dtype=np.float32)
-        mesh.polygons.foreach_get("normal", faces)
-        sizes = np.empty(len(mesh.polygons), dtype=np.int32)
-        mesh.polygons.foreach_get("loop_total", sizes)
-    finally:
-        ev.to_mesh_clear()
-    per_corner = np.repeat(faces.reshape(-1, 3), sizes, axis=0)
-    cos = np.einsum("ij,ij->i", corners.reshape(-1, 3), per_corner)
-    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
 
 
 def test_the_simulated_cape_shades_from_its_own_shape() -> None:

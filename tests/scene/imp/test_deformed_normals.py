@@ -17,6 +17,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 
+from ..scene_fixtures import evaluated_corner_face_angles  # noqa: E402
 from ..skin_fixtures import (  # noqa: E402
     animation,
     fmt,
@@ -98,21 +99,7 @@ def morph_text() -> str:
 
 def median_angle(obj) -> float:
     """Median angle (degrees) between evaluated corner normals and their face's normal."""
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    ev = obj.evaluated_get(depsgraph)
-    mesh = ev.to_mesh()
-    try:
-        corners = np.empty(len(mesh.loops) * 3, dtype=np.float32)
-        mesh.corner_normals.foreach_get("vector", corners)
-        faces = np.empty(len(mesh.polygons) * 3, dtype=np.float32)
-        mesh.polygons.foreach_get("normal", faces)
-        sizes = np.empty(len(mesh.polygons), dtype=np.int32)
-        mesh.polygons.foreach_get("loop_total", sizes)
-    finally:
-        ev.to_mesh_clear()
-    per_corner = np.repeat(faces.reshape(-1, 3), sizes, axis=0)
-    cos = np.einsum("ij,ij->i", corners.reshape(-1, 3), per_corner)
-    return float(np.degrees(np.median(np.arccos(np.clip(cos, -1.0, 1.0)))))
+    return float(np.median(evaluated_corner_face_angles(obj)))
 
 
 @pytest.fixture
