@@ -17,6 +17,7 @@ import numpy as np
 from ...xfile.views.model import MaterialData, MeshData
 from .convert import Conversion
 from .faces import FacePlan, plan_faces
+from .normals import set_custom_normals
 from .options import MeshOptions
 
 
@@ -62,28 +63,6 @@ def _unit(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     bad = ~np.isfinite(lengths) | (lengths < 1e-12)
     unit = (vectors / np.where(bad, 1.0, lengths)[:, None]).astype(np.float32)
     return unit, (bad if bad.any() else None)
-
-
-def _set_custom_normals(
-    mesh: bpy.types.Mesh, normals: np.ndarray, bad: np.ndarray | None, domain: str
-) -> None:
-    """Unit normals per loop (or per vertex, ``domain="POINT"``); ``bad`` ones keep Blender's.
-
-    Stored as Blender's space-relative custom normals (relative to each corner's automatic
-    normal), which the Armature modifier, shape keys and other deformers carry along; a free
-    float ``custom_normal`` attribute would keep pointing where it pointed at rest.
-    """
-    if bad is not None:
-        auto = np.empty(len(normals) * 3, dtype=np.float32)
-        source = mesh.vertex_normals if domain == "POINT" else mesh.corner_normals
-        source.foreach_get("vector", auto)
-        normals[bad] = auto.reshape(-1, 3)[bad]
-    mesh.shade_smooth()
-    values = np.ascontiguousarray(normals, dtype=np.float32).reshape(-1, 3)
-    if domain == "POINT":
-        mesh.normals_split_custom_set_from_vertices(values)
-    else:
-        mesh.normals_split_custom_set(values)
 
 
 def _file_normals(
@@ -163,7 +142,7 @@ def build_mesh(
         if why:
             warnings.append(f"mesh {label!r}: {why}")
         if normals is not None and len(normals):
-            _set_custom_normals(mesh, normals, bad, domain)
+            set_custom_normals(mesh, normals, bad, domain)
         elif options.shading == "FLAT":
             mesh.shade_flat()
         else:
