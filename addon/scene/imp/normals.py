@@ -18,6 +18,7 @@ row. Here, in order:
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import Any
 
 import bpy
@@ -66,25 +67,27 @@ def set_custom_normals(
 
 
 class _Topology:
-    """Corner vertices and edges, and the edges that bound every corner fan anyway."""
+    """Corner vertices, face sizes, and (on demand) the edges that bound every corner fan."""
 
     def __init__(self, mesh: bpy.types.Mesh) -> None:
-        n = len(mesh.loops)
-        self.corner_vert = _corner_ints(mesh, ".corner_vert", "vertex_index", n)
-        self.corner_edge = _corner_ints(mesh, ".corner_edge", "edge_index", n)
-        starts = np.empty(len(mesh.polygons), dtype=np.int32)
-        sizes = np.empty(len(mesh.polygons), dtype=np.int32)
-        mesh.polygons.foreach_get("loop_start", starts)
-        mesh.polygons.foreach_get("loop_total", sizes)
-        self.sizes = sizes
+        self.mesh = mesh
+        self.corner_vert = _corner_ints(mesh, ".corner_vert", "vertex_index", len(mesh.loops))
+        self.starts = np.empty(len(mesh.polygons), dtype=np.int32)
+        self.sizes = np.empty(len(mesh.polygons), dtype=np.int32)
+        mesh.polygons.foreach_get("loop_start", self.starts)
+        mesh.polygons.foreach_get("loop_total", self.sizes)
+
+    @cached_property
+    def free_edges(self) -> np.ndarray:
+        """Edges not shared by exactly two consistently wound faces: Blender ends fans there."""
+        mesh, n = self.mesh, len(self.corner_vert)
+        corner_edge = _corner_ints(mesh, ".corner_edge", "edge_index", n)
         following = np.arange(1, n + 1, dtype=np.int64)
-        following[starts + sizes - 1] = starts  # the corner after each face's last is its first
-        n_edges = len(mesh.edges)
-        uses = np.bincount(self.corner_edge, minlength=n_edges)
-        # Blender splits fans at edges not shared by exactly two consistently wound faces
+        following[self.starts + self.sizes - 1] = self.starts  # a face's last corner -> first
+        uses = np.bincount(corner_edge, minlength=len(mesh.edges))
         ahead = np.where(self.corner_vert < self.corner_vert[following], 1.0, -1.0)
-        winding = np.bincount(self.corner_edge, weights=ahead, minlength=n_edges)
-        self.free_edges = np.flatnonzero((uses != 2) | (winding != 0))
+        winding = np.bincount(corner_edge, weights=ahead, minlength=len(mesh.edges))
+        return np.flatnonzero((uses != 2) | (winding != 0))
 
 
 def _corner_ints(mesh: bpy.types.Mesh, name: str, prop: str, n: int) -> np.ndarray:
@@ -109,10 +112,15 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _is_smooth(mesh: bpy.types.Mesh, topo: _Topology, values: np.ndarray, domain: str) -> bool:
     """Whether the normals are Blender's smooth ones (each corner's fan normal)."""
-    per_corner = values if domain == "CORNER" else values[topo.corner_vert]
     vertex = _vectors(mesh.vertex_normals, len(mesh.vertices))
-    if not _close(per_corner, vertex[topo.corner_vert]):
-        return False
+    if domain == "POINT":
+        if not _close(values, vertex):
+            return False
+        per_corner = values[topo.corner_vert]
+    else:
+        per_corner = values
+        if not _close(per_corner, vertex[topo.corner_vert]):
+            return False
     if not len(topo.free_edges):
         return True  # one fan per vertex: fan normals are the vertex normals
     # Fans end at free edges; marking one sharp (no change to any fan) makes Blender give
