@@ -9,10 +9,13 @@ row. Here, in order:
 - all-zero offsets are stored when the file's normals are what Blender computes anyway: the
   smooth vertex normals, or (per corner) the face normals with the edges between differing
   faces sharp -- what Blender's own call stores then, with those same sharp edges;
-- otherwise a Geometry Nodes "Set Mesh Normal" (Tangent Space) evaluation of a float
-  attribute computes the same INT16_2D data and sharp edges as the call (bit for bit), and
-  they are copied in with ``foreach_set``;
-- the call itself is the fallback.
+- one normal per vertex (or per corner, but the same at every corner of a vertex) goes
+  through ``normals_split_custom_set_from_vertices``: one row per vertex, and Blender's own
+  work is less than that of the per-corner call, or of the Geometry Nodes below;
+- other per-corner normals: a Geometry Nodes "Set Mesh Normal" (Tangent Space) evaluation of
+  a float attribute computes the per-corner call's INT16_2D data and sharp edges (bit for
+  bit) without the row parsing, and they are copied in with ``foreach_set``; the call itself
+  is the fallback.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ def set_custom_normals(
 
     The mesh ends smooth-shaded with the custom normals (or sharp edges) Blender's
     ``normals_split_custom_set`` / ``..._from_vertices`` would give. Returns how: "smooth",
-    "flat" (zero offsets, and sharp edges for "flat"), "nodes" or "call".
+    "flat" (zero offsets, and sharp edges for "flat"), "vertices" (the per-vertex call),
+    "nodes" or "call" (the per-corner call).
     """
     if bad is not None:
         auto = np.empty(len(normals) * 3, dtype=np.float32)
@@ -57,13 +61,25 @@ def set_custom_normals(
     if domain == "CORNER" and _make_flat(mesh, topo, values):
         _store_offsets(mesh, np.zeros(2 * len(mesh.loops), dtype=np.int16))
         return "flat"
-    if _set_by_nodes(mesh, values, domain):
-        return "nodes"
+    if domain == "CORNER":
+        per_vertex = _per_vertex(values, topo.corner_vert, len(mesh.vertices))
+        if per_vertex is not None:
+            values, domain = per_vertex, "POINT"
     if domain == "POINT":
         mesh.normals_split_custom_set_from_vertices(values)
-    else:
-        mesh.normals_split_custom_set(values)
+        return "vertices"
+    if _set_by_nodes(mesh, values):
+        return "nodes"
+    mesh.normals_split_custom_set(values)
     return "call"
+
+
+def _per_vertex(values: np.ndarray, corner_vert: np.ndarray, n_verts: int) -> np.ndarray | None:
+    """The per-vertex normals when every corner of each vertex has the same one, else None
+    (vertices without corners get zero: Blender's own normal)."""
+    per_vertex = np.zeros((n_verts, 3), dtype=np.float32)
+    per_vertex[corner_vert] = values
+    return per_vertex if np.array_equal(per_vertex[corner_vert], values) else None
 
 
 class _Topology:
@@ -178,7 +194,7 @@ def _set_sharp_edges(mesh: bpy.types.Mesh, flags: np.ndarray | None) -> None:
     attr.data.foreach_set("value", flags)  # type: ignore[attr-defined]
 
 
-def _normals_tree(domain: str) -> bpy.types.NodeTree:
+def _normals_tree() -> bpy.types.NodeTree:
     """Geometry -> Set Mesh Normal (Tangent Space) of the float attribute ``_INPUT``."""
     tree = bpy.data.node_groups.new("xof custom normals", "GeometryNodeTree")
     interface: Any = tree.interface
@@ -192,23 +208,23 @@ def _normals_tree(domain: str) -> bpy.types.NodeTree:
     named.inputs["Name"].default_value = _INPUT  # type: ignore[attr-defined]
     setter = nodes.new("GeometryNodeSetMeshNormal")
     setter.mode = "TANGENT_SPACE"  # type: ignore[attr-defined]
-    setter.domain = domain  # type: ignore[attr-defined]
+    setter.domain = "CORNER"  # type: ignore[attr-defined]
     links.new(source.outputs[0], setter.inputs["Mesh"])
     links.new(named.outputs["Attribute"], setter.inputs["Custom Normal"])
     links.new(setter.outputs[0], sink.inputs[0])
     return tree
 
 
-def _set_by_nodes(mesh: bpy.types.Mesh, values: np.ndarray, domain: str) -> bool:
-    """Custom normals computed by a Geometry Nodes evaluation in a scratch scene; False (mesh
-    unchanged) where that is unavailable."""
+def _set_by_nodes(mesh: bpy.types.Mesh, values: np.ndarray) -> bool:
+    """Per-corner custom normals computed by a Geometry Nodes evaluation in a scratch scene;
+    False (mesh unchanged) where that is unavailable."""
     if not hasattr(bpy.types, "GeometryNodeSetMeshNormal") or _INPUT in mesh.attributes:
         return False
     tree = scene = obj = None
     try:
-        attr = mesh.attributes.new(_INPUT, "FLOAT_VECTOR", domain)  # type: ignore[arg-type]
+        attr = mesh.attributes.new(_INPUT, "FLOAT_VECTOR", "CORNER")
         attr.data.foreach_set("vector", values.ravel())  # type: ignore[attr-defined]
-        tree = _normals_tree(domain)
+        tree = _normals_tree()
         scene = bpy.data.scenes.new("xof custom normals")
         obj = bpy.data.objects.new("xof custom normals", mesh)
         scene.collection.objects.link(obj)

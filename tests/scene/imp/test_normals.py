@@ -4,8 +4,9 @@ Each case builds one mesh twice: once through ``Mesh.normals_split_custom_set`` 
 ``normals_split_custom_set_from_vertices`` (the reference, computed here), once through
 ``set_custom_normals``. The corner normals Blender evaluates must agree within 1e-4 at rest,
 on a shape key and under an Armature modifier that bends the mesh; each case also names the
-route it must take (zero offsets for Blender's own smooth or flat normals, the Geometry Nodes
-evaluation otherwise), so every route is exercised.
+route it must take (zero offsets for Blender's own smooth or flat normals, the per-vertex call
+for one normal per vertex, the Geometry Nodes evaluation otherwise), so every route is
+exercised.
 """
 
 from __future__ import annotations
@@ -194,13 +195,19 @@ def cases():
             "POINT",
             "smooth",
         ),
-        ("tube_tilted_points", lambda: new_mesh(*tube()), lambda m, p: tilted(p), "POINT", "nodes"),
+        (
+            "tube_tilted_points",
+            lambda: new_mesh(*tube()),
+            lambda m, p: tilted(p),
+            "POINT",
+            "vertices",
+        ),
         (
             "tube_tilted_corners",
             lambda: new_mesh(*tube()),
             lambda m, p: tilted(p)[corner_verts(m)],
             "CORNER",
-            "nodes",
+            "vertices",
         ),
         (
             "tube_blender_points",
@@ -324,7 +331,7 @@ def test_near_miss_is_not_skipped():
     normals[5] = normals[5] + [3e-4, 0.0, 0.0]
     normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     out, taken = fast(mesh, normals, "POINT")
-    assert taken == "nodes"
+    assert taken == "vertices"
     np.testing.assert_allclose(
         rest_normals(out), rest_normals(reference(mesh, normals, "POINT")), atol=TOL, rtol=0
     )
@@ -340,4 +347,19 @@ def test_flat_with_a_borderline_fold_falls_back_to_nodes():
     assert taken == "nodes"
     np.testing.assert_allclose(
         rest_normals(out), rest_normals(reference(mesh, normals, "CORNER")), atol=TOL, rtol=0
+    )
+
+
+def test_call_is_the_fallback_when_nodes_cannot_run(monkeypatch):
+    mesh, normals, domain, _ = build(CASES[-1])  # noisy per-corner normals: the nodes route
+
+    def broken() -> None:
+        raise RuntimeError("no Geometry Nodes here")
+
+    monkeypatch.setattr(nm, "_normals_tree", broken)
+    out, taken = fast(mesh, normals, domain)
+    assert taken == "call"
+    assert nm._INPUT not in out.attributes
+    np.testing.assert_allclose(
+        rest_normals(out), rest_normals(reference(mesh, normals, domain)), atol=TOL, rtol=0
     )
