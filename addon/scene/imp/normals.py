@@ -1,4 +1,4 @@
-"""File normals -> Blender's space-relative custom normals, without parsing rows in Python.
+"""File normals -> Blender's space-relative custom normals, by the cheapest way to the same data.
 
 Blender keeps custom normals as a corner attribute ``custom_normal`` (INT16_2D: each corner's
 normal relative to its smooth fan's automatic normal, so the Armature modifier, shape keys and
@@ -88,10 +88,18 @@ class _Topology:
     def __init__(self, mesh: bpy.types.Mesh) -> None:
         self.mesh = mesh
         self.corner_vert = _corner_ints(mesh, ".corner_vert", "vertex_index", len(mesh.loops))
-        self.starts = np.empty(len(mesh.polygons), dtype=np.int32)
-        self.sizes = np.empty(len(mesh.polygons), dtype=np.int32)
-        mesh.polygons.foreach_get("loop_start", self.starts)
-        mesh.polygons.foreach_get("loop_total", self.sizes)
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        out = np.empty(len(self.mesh.polygons), dtype=np.int32)
+        self.mesh.polygons.foreach_get("loop_start", out)
+        return out
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        out = np.empty(len(self.mesh.polygons), dtype=np.int32)
+        self.mesh.polygons.foreach_get("loop_total", out)
+        return out
 
     @cached_property
     def free_edges(self) -> np.ndarray:
