@@ -14,8 +14,10 @@ this one: ``--runs`` rounds, each one fresh process per side (sides alternating,
 swapped every round) importing OBJ, then the text, binary and MSZIP .X files once each, from
 this checkout's data folder; medians of wall and CPU seconds, and each side's ratio to the OBJ
 import of its own process. ``--normals`` times storing the grid's normals alone (``--n 501``:
-1M corners), Blender's ``normals_split_custom_set`` (per corner) and
-``..._from_vertices`` against the import's ``normals.set_custom_normals``.
+1M corners), Blender's ``normals_split_custom_set`` (per corner) and ``..._from_vertices``
+against the import's ``normals.set_custom_normals``: the file's normals per vertex, the same
+per corner, and per corner leaning towards each face (different at each corner of a vertex);
+and Blender's own smooth normals per vertex.
 """
 
 from __future__ import annotations
@@ -164,9 +166,29 @@ def _normals(runs: int, n: int) -> int:
         return mesh
 
     per_corner = np.ascontiguousarray(normals[quads.ravel()])
+    # per corner and different at each corner of a vertex: leaning 10 % towards its face's centre
+    centres = positions[quads].mean(axis=1)
+    lean = np.repeat(centres, 4, axis=0) - positions[quads.ravel()]
+    split = per_corner + 0.1 * lean / np.linalg.norm(lean, axis=1, keepdims=True)
+    split = np.ascontiguousarray(split / np.linalg.norm(split, axis=1, keepdims=True), np.float32)
+    probe = fresh()
+    own = np.empty(len(positions) * 3, dtype=np.float32)
+    probe.vertex_normals.foreach_get("vector", own)  # Blender's smooth normals: stored as zeros
+    own = own.reshape(-1, 3)
+    bpy.data.meshes.remove(probe)
     cases: dict[str, Callable[[bpy.types.Mesh], object]] = {
-        "call, per corner": lambda m: m.normals_split_custom_set(per_corner),
+        "call, Blender's own, from vertices": lambda m: m.normals_split_custom_set_from_vertices(
+            own
+        ),
+        "set_custom_normals, Blender's own": lambda m: set_custom_normals(
+            m, own.copy(), None, "POINT"
+        ),
+        "call, per corner": lambda m: m.normals_split_custom_set(split),
         "set_custom_normals, per corner": lambda m: set_custom_normals(
+            m, split.copy(), None, "CORNER"
+        ),
+        "call, per corner, same per vertex": lambda m: m.normals_split_custom_set(per_corner),
+        "set_custom_normals, same per vertex": lambda m: set_custom_normals(
             m, per_corner.copy(), None, "CORNER"
         ),
         "call, from vertices": lambda m: m.normals_split_custom_set_from_vertices(normals),
@@ -191,7 +213,7 @@ def _normals(runs: int, n: int) -> int:
     for name, rows in times.items():
         wall = statistics.median(t[0] for t in rows)
         cpu = statistics.median(t[1] for t in rows)
-        print(f"{name:32s} wall {wall:6.3f} s  CPU {cpu:6.3f} s")
+        print(f"{name:36s} wall {wall:6.3f} s  CPU {cpu:6.3f} s")
     return 0
 
 
