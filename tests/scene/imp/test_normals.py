@@ -181,8 +181,9 @@ def deformed_normals(mesh, how: str) -> np.ndarray:
 
 
 @pytest.fixture(autouse=True)
-def empty_scene():
+def empty_scene(monkeypatch):
     bpy.ops.wm.read_homefile(use_empty=True)
+    monkeypatch.setattr(nm, "NODES_MIN_CORNERS", 0)  # the test meshes are small
 
 
 def cases():
@@ -363,3 +364,10 @@ def test_call_is_the_fallback_when_nodes_cannot_run(monkeypatch):
     np.testing.assert_allclose(
         rest_normals(out), rest_normals(reference(mesh, normals, domain)), atol=TOL, rtol=0
     )
+
+
+def test_small_meshes_take_the_call(monkeypatch):
+    monkeypatch.setattr(nm, "NODES_MIN_CORNERS", 4096)
+    mesh, normals, domain, _ = build(CASES[-1])
+    assert len(mesh.loops) < 4096
+    assert fast(mesh, normals, domain)[1] == "call"
