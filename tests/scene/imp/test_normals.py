@@ -371,3 +371,46 @@ def test_small_meshes_take_the_call(monkeypatch):
     mesh, normals, domain, _ = build(CASES[-1])
     assert len(mesh.loops) < 4096
     assert fast(mesh, normals, domain)[1] == "call"
+
+
+def test_import_of_per_corner_normals_matches_the_call(monkeypatch, tmp_path):
+    """Through the importer: a file whose MeshNormals index each corner (noisy, so no two
+    corners of a vertex agree) imports the same via Geometry Nodes as via the call."""
+    from xof.addon.scene import importer
+
+    pos, faces = tube()
+    rng = np.random.default_rng(3)
+    nor = rng.normal(0.0, 0.2, (4 * len(faces), 3)) + np.repeat(
+        np.array([pos[f].mean(axis=0) * [1, 1, 0] for f in faces]), 4, axis=0
+    )
+    nor /= np.linalg.norm(nor, axis=1, keepdims=True)
+    verts = ",\n".join(f"{x:.6f};{y:.6f};{z:.6f};" for x, y, z in pos)
+    polys = ",\n".join(f"4;{','.join(map(str, f))};" for f in faces)
+    ntext = ",\n".join(f"{x:.6f};{y:.6f};{z:.6f};" for x, y, z in nor)
+    nidx = ",\n".join(f"4;{4 * i},{4 * i + 1},{4 * i + 2},{4 * i + 3};" for i in range(len(faces)))
+    text = (
+        f"xof 0303txt 0032\nMesh Tube {{\n{len(pos)};\n{verts};\n{len(faces)};\n{polys};\n"
+        f"MeshNormals {{\n{len(nor)};\n{ntext};\n{len(faces)};\n{nidx};\n}}\n}}\n"
+    )
+    path = tmp_path / "corners.x"
+    path.write_text(text, encoding="ascii")
+    routes = []
+    real = nm.set_custom_normals
+
+    def spy(*args):
+        routes.append(real(*args))
+        return routes[-1]
+
+    from xof.addon.scene.imp import meshes
+
+    monkeypatch.setattr(meshes, "set_custom_normals", spy)
+    results = []
+    for disable in (False, True):
+        if disable:
+            monkeypatch.setattr(nm, "_set_by_nodes", lambda mesh, values: False)
+        bpy.ops.wm.read_homefile(use_empty=True)
+        importer.import_files([path], importer.ImportOptions())
+        mesh = next(o for o in bpy.data.objects if o.type == "MESH").data
+        results.append(rest_normals(mesh))
+    assert routes == ["nodes", "call"]
+    np.testing.assert_allclose(results[0], results[1], atol=TOL, rtol=0)
