@@ -311,6 +311,7 @@ def test_every_route_stores_the_calls_data(case):
     for name, n, dtype in (
         ("custom_normal", 2 * len(mesh.loops), np.int16),
         ("sharp_edge", len(mesh.edges), bool),
+        ("sharp_face", len(mesh.polygons), bool),
     ):
         want, got = np.zeros(n, dtype), np.zeros(n, dtype)
         if name in ref.attributes:
