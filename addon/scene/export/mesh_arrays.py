@@ -132,7 +132,12 @@ def _per_vertex(
     table = np.zeros(n, dtype=words.dtype)
     table[loop_vertex] = words
     rows = table.view(per_loop.dtype).reshape(n, -1)
-    back = np.take(rows, loop_vertex, axis=0)  # take: a gather much faster than rows[index]
+    # take: a gather much faster than rows[index]; 8-byte rows as one word each
+    back = (
+        table.take(loop_vertex).view(per_loop.dtype).reshape(-1, rows.shape[1])
+        if words.dtype == np.uint64
+        else np.take(rows, loop_vertex, axis=0)
+    )
     bits = np.dtype(f"u{per_loop.dtype.itemsize}")
     same = (
         np.array_equal(
