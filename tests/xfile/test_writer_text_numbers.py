@@ -53,6 +53,32 @@ def test_float32_spelling_is_percent_9g_for_random_bit_patterns() -> None:
     assert text.split(" ")[:-1] == [g9(x) for x in values]
 
 
+def decimal_float32(rng: np.random.Generator, n: int, low: int, high: int) -> np.ndarray:
+    """Signed float32 with 1-9 significant digits at decimal exponents ``low..high``."""
+    digits = rng.integers(1, 10, n)
+    mantissa = np.round(rng.random(n) * 10.0**digits) / 10.0**digits
+    return (mantissa * 10.0 ** rng.integers(low, high + 1, n) * rng.choice([-1, 1], n)).astype(
+        np.float32
+    )
+
+
+def test_fixed_notation_spelling_is_percent_9g_beside_every_other_kind() -> None:
+    """Plain decimals (exponents -4..8) take their own path; e-form, zeros and non-finite
+    values among them are spelled apart and put in their place."""
+    rng = np.random.default_rng(11)
+    edges = [1e-4, -1e-4, 9.99999e-5, 1e8, 999999999.0, 123456789.0, 100.0, 1.0, 10.0, 0.5]
+    edges += [12345678.0, 0.1, 1 / 3, 0.001, 5e-5, 1e9, 2.5e9, 1234.5, 0.0001234]
+    fixed = decimal_float32(rng, 100_000, -5, 9)  # a few of every exponent fall outside
+    mostly = np.concatenate([special_float32(), np.array(edges, np.float32), fixed])
+    only = fixed[(np.abs(fixed) >= 1e-4) & (np.abs(fixed) < 999999999.5)]
+    rare = np.concatenate([special_float32(), fixed[:5]])  # mostly not plain: one path
+    for values in (mostly, only, rare):
+        for sep in ([" "], [";,\n"]):
+            ids = np.zeros(values.size, np.int8)
+            text = b"".join(render(values, False, ids, sep)).decode()
+            assert text.split(sep[0])[:-1] == [g9(x) for x in values]
+
+
 def test_float32_text_reads_back_exactly_through_python_float() -> None:
     rng = np.random.default_rng(4)
     bits = rng.integers(0, 2**32, size=100_000, dtype=np.uint64).astype(np.uint32)

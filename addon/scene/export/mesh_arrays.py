@@ -113,27 +113,46 @@ class VertexMap:
 
 
 def _words(a: np.ndarray) -> np.ndarray:
-    """Rows as whole 8-byte words (a float32 UV is one): numpy scatters and gathers one word
-    per row much faster than a few floats."""
+    """Rows as one item each (a float32 UV is one 8-byte word, a normal one 12-byte void):
+    numpy scatters and gathers one item per row much faster than a few floats."""
     a = np.ascontiguousarray(a)
     width = a.shape[1] * a.dtype.itemsize
-    return a.view(np.uint64) if width % 8 == 0 else a
+    if width == 8:
+        return a.view(np.uint64).reshape(-1)
+    return a.view(np.dtype((np.void, width))).reshape(-1)
 
 
-def _per_vertex(per_loop: np.ndarray, loop_vertex: np.ndarray, n: int) -> np.ndarray | None:
+def _per_vertex(
+    per_loop: np.ndarray, loop_vertex: np.ndarray, n: int, exact: bool = False
+) -> np.ndarray | None:
     """The per-corner rows as one row per vertex (the last corner's, unused vertices 0), or
-    None when some vertex's corners disagree (compared as floats: -0 == 0, NaN != NaN)."""
+    None when some vertex's corners disagree (compared as floats: -0 == 0, NaN != NaN; with
+    ``exact``, bit for bit)."""
     words = _words(per_loop)
-    table = np.zeros((n, words.shape[1]), dtype=words.dtype)
-    if words.shape[1] == 1:
-        table[:, 0][loop_vertex] = words[:, 0]
-        back = table[:, 0][loop_vertex]
-    else:
-        table[loop_vertex] = words
-        back = table[loop_vertex]
-    if not np.array_equal(back.view(per_loop.dtype).reshape(per_loop.shape), per_loop):
-        return None
-    return table.view(per_loop.dtype).reshape(n, -1)
+    table = np.zeros(n, dtype=words.dtype)
+    table[loop_vertex] = words
+    rows = table.view(per_loop.dtype).reshape(n, -1)
+    # take: a gather much faster than rows[index]; 8-byte rows as one word each
+    back = (
+        table.take(loop_vertex).view(per_loop.dtype).reshape(-1, rows.shape[1])
+        if words.dtype == np.uint64
+        else np.take(rows, loop_vertex, axis=0)
+    )
+    bits = np.dtype(f"u{per_loop.dtype.itemsize}")
+    same = (
+        np.array_equal(
+            back.view(bits), np.ascontiguousarray(per_loop).view(bits).reshape(back.shape)
+        )
+        if exact
+        else np.array_equal(back, per_loop.reshape(back.shape))
+    )
+    return rows if same else None
+
+
+def corner_normals_per_vertex(normals: np.ndarray, vmap: VertexMap) -> np.ndarray | None:
+    """Per-corner normals as one per file vertex when every corner of each file vertex holds
+    the same normal, bit for bit (smooth custom normals): then each reads back exactly."""
+    return _per_vertex(normals, vmap.loop_vertex, len(vmap.source), exact=True)
 
 
 def vertex_map(arrays: MeshArrays) -> VertexMap:

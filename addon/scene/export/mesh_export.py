@@ -15,7 +15,14 @@ import numpy as np
 from ...xfile.document import Ragged, XObject, XReference
 from ...xfile.writer import objects as xo
 from ..imp.convert import reversed_winding_order
-from .mesh_arrays import MeshArrays, VertexMap, by_file_vertex, per_file_vertex, vertex_map
+from .mesh_arrays import (
+    MeshArrays,
+    VertexMap,
+    by_file_vertex,
+    corner_normals_per_vertex,
+    per_file_vertex,
+    vertex_map,
+)
 from .space import FileSpace
 
 
@@ -29,16 +36,22 @@ class MeshExport:
 
 
 def _normals(arrays: MeshArrays, space: FileSpace, vmap: VertexMap, faces: Ragged) -> XObject:
-    """MeshNormals on the domain Blender holds them: one per file vertex (indexed like the
-    faces), one per face, or one per corner."""
+    """MeshNormals on the coarsest domain that holds them: one per file vertex (indexed like
+    the faces) when Blender holds them per vertex or every corner of a vertex agrees, one per
+    face, or one per corner."""
     assert arrays.normals is not None
-    normals = space.directions(arrays.normals)
     sizes = arrays.sizes
-    if arrays.normals_domain == "POINT":  # indexed like the faces: share their records
-        out = xo.mesh_normals(by_file_vertex(normals, vmap), sizes[:0], sizes[:0])
+    per_vertex = None
+    if arrays.normals_domain == "POINT":
+        per_vertex = by_file_vertex(arrays.normals, vmap)
+    elif arrays.normals_domain == "CORNER":  # custom normals: per vertex when smooth
+        per_vertex = corner_normals_per_vertex(arrays.normals, vmap)
+    if per_vertex is not None:  # indexed like the faces: share their records
+        out = xo.mesh_normals(space.directions(per_vertex), sizes[:0], sizes[:0])
         out.members["nFaceNormals"] = len(sizes)
         out.members["faceNormals"] = faces
         return out
+    normals = space.directions(arrays.normals)
     if arrays.normals_domain == "FACE":
         per_corner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         return xo.mesh_normals(normals, sizes, per_corner)

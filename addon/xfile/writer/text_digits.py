@@ -6,6 +6,8 @@ bytes as padding), and the padding is dropped with one boolean mask before ``tob
 
 Floats of 32-bit files are written with 9 significant digits in the spelling of ``%.9g``
 (plain decimals for exponents -4..8, ``d.ddde+XX`` otherwise, trailing zeros dropped).
+Plain decimals, what meshes hold, are assembled in two 8-byte words with masks and shifts;
+the other spellings go through a per-byte layout gather.
 """
 
 from __future__ import annotations
@@ -179,17 +181,143 @@ def _scaled(a: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 def float32_rows(values: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """float32 values (any float dtype; rounded to float32 first) spelled as ``%.9g``, each
-    followed by its tail (``(n, w)`` uint32 words of separator bytes), as a byte matrix with
-    the numbers right-aligned; non-finite values get MSVC's spellings."""
+    followed by its tail (``(n, w)`` uint32 words of separator bytes), as a byte matrix whose
+    zero bytes are padding; non-finite values get MSVC's spellings."""
     with np.errstate(over="ignore", invalid="ignore"):  # big float64s -> inf, NaNs stay
         v = np.asarray(values).astype(np.float32, copy=False).astype(np.float64).reshape(-1)
-    n = v.size
     finite = np.isfinite(v)
     every = bool(finite.all())
     a = np.abs(v) if every else np.where(finite, np.abs(v), 1.0)
     zero = a == 0.0
     a[zero] = 1.0
     e, m = _nine_digits(a)
+    fixed = (e >= _FIXED_LOW) & (e <= _FIXED_HIGH) & ~zero
+    if not every:
+        fixed &= finite
+    count = int(np.count_nonzero(fixed))
+    if 2 * count < v.size:  # mostly e-form, zeros or non-finite: the general layouts
+        return _general_rows(v, finite, every, zero, e, m, tails)
+    out = _fixed_rows(v, e, m, tails)
+    if count < v.size:  # the others spelled by the general layouts, right-aligned in place
+        other = np.flatnonzero(~fixed)
+        rows = _general_rows(v[other], finite[other], every, zero[other], e[other], m[other],
+                             tails[other])  # fmt: skip
+        out[other] = 0
+        out[other, out.shape[1] - rows.shape[1] :] = rows
+    return out
+
+
+# Fixed notation (exponent -4..8) without a byte gather, in two little-endian 8-byte words
+# holding the number right-aligned: the shown digits as 16 zero-padded ASCII digits (four
+# table quads), masked to the digits that show; the digits left of the decimal point moved
+# down one byte to open its slot; then the point, a leading ``0`` and the sign from a table
+# of the (exponent, significant digits) class.
+_FIXED_CLASSES = (_FIXED_HIGH - _FIXED_LOW + 1) * 9
+
+
+def _byte_words(positions: dict[int, int]) -> tuple[int, int]:
+    """Bytes (position 0..15 -> value) of a 16-byte row as its two little-endian words."""
+    row = bytearray(16)
+    for at, value in positions.items():
+        row[at] = value
+    return _word(bytes(row[:8])), _word(bytes(row[8:]))
+
+
+def _fixed_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per class: how many digits show, the masks of the digits right and left of the point
+    (as two words each), and the point/zero/sign bytes for a positive and a negative value."""
+    shown = np.zeros(_FIXED_CLASSES, dtype=np.int64)
+    right = np.zeros((_FIXED_CLASSES, 2), dtype=np.uint64)
+    left = np.zeros((_FIXED_CLASSES, 2), dtype=np.uint64)
+    marks = np.zeros((_FIXED_CLASSES, 2, 2), dtype=np.uint64)
+    for e in range(_FIXED_LOW, _FIXED_HIGH + 1):
+        for sig in range(1, 10):
+            c = (e - _FIXED_LOW) * 9 + sig - 1
+            kept = sig if e < 0 else max(sig, e + 1)  # integer digits always show
+            fraction = kept - (e + 1) if e >= 0 else kept - e - 1  # digits after the point
+            width = max(kept, fraction)  # e < 0: leading zeros of the fraction show
+            shown[c] = kept
+            stay = fraction if fraction else width  # no point: no digit moves
+            right[c] = _byte_words({15 - i: 0xFF for i in range(stay)})
+            left[c] = _byte_words({15 - i: 0xFF for i in range(stay, width)})
+            head: dict[int, int] = {}
+            if fraction:
+                head[15 - fraction] = ord(".")
+            if e < 0:
+                head[14 - fraction] = ord("0")
+            start = 16 - (width + (1 if fraction else 0) + (1 if e < 0 else 0))
+            for negative in (0, 1):
+                if negative:
+                    head[start - 1] = ord("-")
+                marks[c, negative] = _byte_words(head)
+    return shown, right, left, marks.reshape(-1, 2)
+
+
+_FIXED_SHOWN, _FIXED_RIGHT, _FIXED_LEFT, _FIXED_MARKS = _fixed_tables()
+# one contiguous table per word: numpy gathers from 1-D tables several times faster
+_RIGHT_LO, _RIGHT_HI = (np.ascontiguousarray(_FIXED_RIGHT[:, i]) for i in range(2))
+_LEFT_LO, _LEFT_HI = (np.ascontiguousarray(_FIXED_LEFT[:, i]) for i in range(2))
+_MARKS_LO, _MARKS_HI = (np.ascontiguousarray(_FIXED_MARKS[:, i]) for i in range(2))
+_FIXED_POW10 = (10 ** (9 - _FIXED_SHOWN)).astype(
+    np.uint32
+)  # per class: what divides off the hidden digits
+_QUADS64 = _QUADS.astype(np.uint64)
+_ZERO_QUAD = np.uint64(_word(b"0000"))
+
+
+def _fixed_rows(v: np.ndarray, e: np.ndarray, m: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """Rows of the fixed spelling (exponents -4..8, nonzero): the number right-aligned in 16
+    bytes (zero bytes before it), then the tail. Other values get rows of no meaning."""
+    m32 = m.astype(np.uint32)
+    low = m32 % 10_000
+    high = (m32 // 10_000) % 10_000
+    zeros = _TRAILING_ZEROS[low] + (low == 0) * _TRAILING_ZEROS[high]  # 0..8
+    c = np.clip(e, _FIXED_LOW, _FIXED_HIGH).astype(np.int32)
+    c -= _FIXED_LOW
+    c *= 9
+    c += 8
+    c -= zeros  # the (exponent, significant digits) class
+    digits = m32 // _FIXED_POW10.take(c)  # the digits that show, as an integer
+    d0 = digits % 10_000
+    rest = digits // 10_000
+    d1 = rest % 10_000
+    lo = _QUADS64.take(rest // 10_000)  # digits 9-12 from the right (zero-padded)
+    lo <<= np.uint64(32)
+    lo |= _ZERO_QUAD  # digits 13-16: always zeros (the value has nine)
+    hi = _QUADS64.take(d0)
+    hi <<= np.uint64(32)
+    hi |= _QUADS64.take(d1)
+    upper_lo = lo & _LEFT_LO.take(c)  # the digits left of the point go down a byte
+    upper_hi = hi & _LEFT_HI.take(c)
+    signed = c * 2
+    signed += np.signbit(v)
+    number = np.empty((v.size, 2), dtype=np.uint64)
+    lo &= _RIGHT_LO.take(c)
+    lo |= upper_lo >> np.uint64(8)
+    lo |= upper_hi << np.uint64(56)
+    lo |= _MARKS_LO.take(signed)
+    number[:, 0] = lo
+    hi &= _RIGHT_HI.take(c)
+    hi |= upper_hi >> np.uint64(8)
+    hi |= _MARKS_HI.take(signed)
+    number[:, 1] = hi
+    out = np.empty((v.size, 4 + tails.shape[1]), dtype=np.uint32)
+    out[:, :4] = number.view(np.uint32)
+    out[:, 4:] = tails
+    return out.view(np.uint8)
+
+
+def _general_rows(
+    v: np.ndarray,
+    finite: np.ndarray,
+    every: bool,
+    zero: np.ndarray,
+    e: np.ndarray,
+    m: np.ndarray,
+    tails: np.ndarray,
+) -> np.ndarray:
+    """Any float32 (given its digits) through the layout table: one byte gather per row."""
+    n = v.size
     words = np.empty((n, _SOURCE_WIDTH // 4 + tails.shape[1]), dtype=np.uint32)
     words[:, 0] = _SIGN_WORDS[np.signbit(v).view(np.uint8)]
     words[:, 1] = _EXPONENT_WORDS[e + 64]

@@ -250,3 +250,43 @@ def test_winding_order_of_uniform_faces() -> None:
     np.testing.assert_array_equal(winding_order(np.array([3, 3, 3])), [0, 2, 1, 3, 5, 4, 6, 8, 7])
     np.testing.assert_array_equal(winding_order(np.array([3, 4])), [0, 2, 1, 3, 6, 5, 4])
     assert winding_order(np.zeros(0, dtype=np.int64)).size == 0
+
+
+def _custom_normal_grid(split: bool):
+    """A 5x5-vertex grid with custom normals: one per vertex, or (``split``) one corner of
+    the middle vertex turned away from the others."""
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4, size=2.0)
+    me = bpy.context.active_object.data
+    me.shade_smooth()  # one fan per vertex: its corners share one normal space
+    co = np.array([v.co for v in me.vertices])
+    per_vertex = np.column_stack([co[:, 0] * 0.3, co[:, 1] * -0.2, np.ones(len(co))])
+    per_vertex /= np.linalg.norm(per_vertex, axis=1, keepdims=True)
+    corners = per_vertex[[lp.vertex_index for lp in me.loops]]
+    if split:
+        middle = int(np.argmin(np.linalg.norm(co, axis=1)))
+        one = next(lp.index for lp in me.loops if lp.vertex_index == middle)
+        corners[one] = (0.6, 0.0, 0.8)
+    me.normals_split_custom_set([tuple(n) for n in corners])
+    got = np.zeros(3 * len(me.loops), np.float32)
+    me.corner_normals.foreach_get("vector", got)
+    return me, got.reshape(-1, 3)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_custom_normals_per_vertex_when_every_corner_agrees(tmp_path: Path, split: bool) -> None:
+    me, blender = _custom_normal_grid(split)
+    vertex_of = np.array([lp.vertex_index for lp in me.loops])
+    path = tmp_path / "normals.x"
+    export_scene(str(path), ExportOptions(use_uvs=False))
+    (normals,) = _objects(read(path), "MeshNormals")
+    count = int(normals.members["nNormals"])
+    assert len(me.vertices) == 25
+    assert count == (len(me.loops) if split else len(me.vertices))
+    (mesh,) = read(path).scene().all_meshes()
+    # each file corner's normal is its Blender corner's, bit for bit (Blender Y is file Z)
+    file_corner_normals = np.asarray(mesh.normals, np.float32)[mesh.normal_corners]
+    file_corner_vertex = mesh.corners
+    for v in range(len(me.vertices)):
+        theirs = {tuple(n) for n in blender[vertex_of == v][:, [0, 2, 1]].tolist()}
+        ours = {tuple(n) for n in file_corner_normals[file_corner_vertex == v].tolist()}
+        assert ours == theirs, v

@@ -59,7 +59,7 @@ def _old_per_vertex(per_loop: np.ndarray, loops: np.ndarray, n: int) -> np.ndarr
     return table if np.array_equal(table[loops], per_loop) else None
 
 
-@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("width", [2, 3, 4])
 def test_one_word_check_agrees_with_the_float_comparison(width: int) -> None:
     rng = np.random.default_rng(5)
     n = 50
@@ -73,6 +73,9 @@ def test_one_word_check_agrees_with_the_float_comparison(width: int) -> None:
     signed[loops == 0] = -0.0  # -0 and 0 are one value, as the float comparison says
     signed[np.flatnonzero(loops == 0)[0]] = 0.0
     assert (_per_vertex(signed, loops, n) is None) == (_old_per_vertex(signed, loops, n) is None)
+    assert _per_vertex(signed, loops, n, exact=True) is None  # bit for bit: -0 is not 0
+    exact = _per_vertex(same, loops, n, exact=True)
+    assert exact is not None and np.array_equal(exact, table)
     seam = same.copy()
     seam[np.flatnonzero(loops == loops[0])[-1], 0] += 0.5
     assert _per_vertex(seam, loops, n) is None
