@@ -20,7 +20,7 @@ from ...xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
 from .rig_math import safe_inverse4
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
-from .skin_weights import SkinPlan, plan_skin, weight_batches
+from .skin_weights import GroupWeights, SkinPlan, plan_skin, weight_batches
 from .stretch import storable
 
 
@@ -42,24 +42,40 @@ def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, 
     groups: weights shared by many vertices go in batches (:func:`weight_batches`); mostly
     distinct weights (what exporters usually write) one call a vertex.
     """
-    for group in skin.groups:
-        name = names.get(group.frame_name, group.frame_name)
-        w32 = np.asarray(group.weights, dtype=np.float64).astype(np.float32)
-        if len(w32) >= WHOLE_GROUP_VERTICES and _whole_group(obj, group.indices, w32, name):
-            continue
-        vg = obj.vertex_groups.new(name=name)
-        if 2 * len(np.unique(w32)) > len(w32):
-            add = vg.add
-            for index, value in zip(group.indices.tolist(), w32.tolist(), strict=True):
-                add([index], value, "REPLACE")
-            continue
-        for indices, value, mode in weight_batches(group.indices, group.weights):
-            vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
+    quiet: bpy.types.Scene | None = None
+    try:
+        for group in skin.groups:
+            name = names.get(group.frame_name, group.frame_name)
+            w32 = np.asarray(group.weights, dtype=np.float64).astype(np.float32)
+            if len(w32) >= WHOLE_GROUP_VERTICES:
+                quiet = quiet or bpy.data.scenes.new("xof weights")
+                if _whole_group(obj, group.indices, w32, name, quiet):
+                    continue
+            _added_group(obj, group, w32, name)
+    finally:
+        if quiet is not None:
+            bpy.data.scenes.remove(quiet)
 
 
-def _whole_group(obj: bpy.types.Object, indices: np.ndarray, w32: np.ndarray, name: str) -> bool:
+def _added_group(obj: bpy.types.Object, group: GroupWeights, w32: np.ndarray, name: str) -> None:
+    """A new vertex group ``name`` through ``VertexGroup.add``."""
+    vg = obj.vertex_groups.new(name=name)
+    if 2 * len(np.unique(w32)) > len(w32):
+        add = vg.add
+        for index, value in zip(group.indices.tolist(), w32.tolist(), strict=True):
+            add([index], value, "REPLACE")
+        return
+    for indices, value, mode in weight_batches(group.indices, group.weights):
+        vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
+
+
+def _whole_group(
+    obj: bpy.types.Object, indices: np.ndarray, w32: np.ndarray, name: str, quiet: bpy.types.Scene
+) -> bool:
     """A new vertex group ``name`` holding ``w32`` at ``indices``, through a point attribute;
-    False (nothing changed) where that route does not apply."""
+    False (nothing changed) where that route does not apply. The operator runs with the
+    empty scene ``quiet``'s view layer: ``bpy.ops`` updates the context's view layer before
+    and after the call, which would evaluate the whole scene (the mesh) each time."""
     me = obj.data
     if not isinstance(me, bpy.types.Mesh) or not np.all(w32 > 0.0):  # zeros would be skipped
         return False
@@ -70,7 +86,10 @@ def _whole_group(obj: bpy.types.Object, indices: np.ndarray, w32: np.ndarray, na
     me.attributes.active = attribute
     before = len(obj.vertex_groups)
     try:
-        with bpy.context.temp_override(object=obj, active_object=obj):
+        layer = quiet.view_layers[0]
+        with bpy.context.temp_override(
+            object=obj, active_object=obj, scene=quiet, view_layer=layer
+        ):
             done = bpy.ops.geometry.attribute_convert(mode="VERTEX_GROUP")
     except RuntimeError:  # the operator's poll refused (e.g. no usable context)
         done = set()
