@@ -253,15 +253,16 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
 
 
 def _track_times(parts: list[KeyParts]) -> Segments:
-    """``KeyParts.times`` of every track as segments. A track whose parts share their key
-    times (matrix keys, or parts keyed together) has them as they are (split_keys left them
-    sorted and distinct); the others get their union, all at once."""
+    """``KeyParts.times`` of every track as segments. A track whose first part's times hold
+    the other parts' (matrix keys, parts keyed together, one scale key at a position key)
+    has them as they are (split_keys left them sorted and distinct); the others get their
+    union, all at once."""
     arrays: list[np.ndarray] = []
     merge: dict[int, np.ndarray] = {}
     for i, p in enumerate(parts):
         keyed = [k[0] for k in (p.pos, p.rot, p.scale) if k is not None]
         one = keyed[0] if keyed else np.zeros(0)
-        if all(k is one or (len(k) == len(one) and np.array_equal(k, one)) for k in keyed[1:]):
+        if all(k is one or _holds(one, k) for k in keyed[1:]):
             arrays.append(one)
         else:
             arrays.append(one)
@@ -271,6 +272,14 @@ def _track_times(parts: list[KeyParts]) -> Segments:
         for i, t in zip(merge, union.split(union.values), strict=True):
             arrays[i] = t
     return Segments.of(arrays)
+
+
+def _holds(sorted_distinct: np.ndarray, values: np.ndarray) -> bool:
+    """Every one of ``values`` is in ``sorted_distinct`` (so the union is that array itself)."""
+    at = np.searchsorted(sorted_distinct, values)
+    if len(at) and at.max() >= len(sorted_distinct):
+        return False
+    return bool(np.all(sorted_distinct[at] == values))
 
 
 def sample_all(

@@ -193,3 +193,28 @@ def test_no_tracks_and_empty_tracks() -> None:
     ticks, _ = refine_all(parts, np.radians(4.0))
     (only,) = sample_all(parts, np.eye(4)[None], ticks, [False])
     assert only.pos.shape == (0, 3) and only.rot.shape == (0, 4)
+
+
+def test_track_times_when_one_part_holds_the_others_times() -> None:
+    """A part whose times hold every other part's (one scale key at a position key's time)
+    gives the track's times as they are; a time outside them still takes the union."""
+    rng = np.random.default_rng(3)
+    t = np.arange(6) * 160.0
+    anims = [
+        AnimationData("in", [
+            KeyTrack(2, t, rng.normal(size=(6, 3))),
+            KeyTrack(0, t, _quats(rng, 6, False)),
+            KeyTrack(1, np.array([320.0]), np.ones((1, 3))),
+        ], linear=True),
+        AnimationData("out", [
+            KeyTrack(2, t, rng.normal(size=(6, 3))),
+            KeyTrack(1, np.array([100.0, 800.0]), np.ones((2, 3))),
+        ], linear=True),
+    ]  # fmt: skip
+    parts = [split_keys(a) for a in anims]
+    ticks, _ = refine_all(parts, 0.0)
+    got = ticks.split(ticks.values)
+    np.testing.assert_array_equal(got[0], t)
+    np.testing.assert_array_equal(got[1], np.sort(np.append(t, 100.0)))
+    for g, p in zip(got, parts, strict=True):
+        np.testing.assert_array_equal(g, p.times())
