@@ -175,6 +175,8 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
             if want > known:
                 known, proving = _proven_end(data, known, min(n, want + CHUNK_BYTES))
         size, tokens = _step(_room(known - start, out.held), density)
+        if proving and pos + size > known:  # does the run end within this step?
+            known, proving = _proven_end(data, known, min(n, pos + size + 1))
         # with the run's end in sight, the step stops at its proof (a token boundary): the
         # bytes after the run (braces, names) would only go through the slow path
         capped = not proving and pos < known <= pos + size
