@@ -90,9 +90,10 @@ def _whole_group(
         with bpy.context.temp_override(
             object=obj, active_object=obj, scene=quiet, view_layer=layer
         ):
-            done = bpy.ops.geometry.attribute_convert(mode="VERTEX_GROUP")
+            ran = bpy.ops.geometry.attribute_convert(mode="VERTEX_GROUP")
+        done: set[str] = set(ran or ())  # {"FINISHED"} (the stubs type operator calls as None)
     except RuntimeError:  # the operator's poll refused (e.g. no usable context)
-        done = set()
+        done = set[str]()
     if "FINISHED" not in done or len(obj.vertex_groups) != before + 1:
         if attribute.name in me.attributes:
             me.attributes.remove(attribute)
