@@ -43,6 +43,7 @@ def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, 
     distinct weights (what exporters usually write) one call a vertex.
     """
     quiet: bpy.types.Scene | None = None
+    active = _active_attribute(obj)  # the attribute route makes its attribute the active one
     try:
         for group in skin.groups:
             name = names.get(group.frame_name, group.frame_name)
@@ -55,6 +56,20 @@ def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, 
     finally:
         if quiet is not None:
             bpy.data.scenes.remove(quiet)
+            _restore_active_attribute(obj, active)
+
+
+def _active_attribute(obj: bpy.types.Object) -> str | None:
+    me = obj.data
+    if not isinstance(me, bpy.types.Mesh) or me.attributes.active is None:
+        return None
+    return str(me.attributes.active.name)
+
+
+def _restore_active_attribute(obj: bpy.types.Object, name: str | None) -> None:
+    me = obj.data
+    if isinstance(me, bpy.types.Mesh) and name is not None and name in me.attributes:
+        me.attributes.active = me.attributes[name]
 
 
 def _added_group(obj: bpy.types.Object, group: GroupWeights, w32: np.ndarray, name: str) -> None:
