@@ -114,6 +114,7 @@ def _whole_group(
             me.attributes.remove(attribute)
         return False
     obj.vertex_groups[before].name = name
+    obj.vertex_groups.active_index = before  # as vertex_groups.new leaves it
     return True
 
 

@@ -69,9 +69,9 @@ def test_whole_groups_match_one_add_a_vertex(monkeypatch):
         obj = bpy.data.objects.new("m", mesh)
         write_vertex_groups(obj, plan, {"F1": "Bone.1", "F2": "UVMap"})
         assert [a.name for a in mesh.attributes if "xof" in a.name] == []
-        active = mesh.attributes.active
-        got.append(([g.name for g in obj.vertex_groups], _deform_verts(mesh), active.name))
-    assert got[0] == got[1]  # the active attribute too (the attribute route restores it)
+        active = mesh.attributes.active.name, obj.vertex_groups.active_index
+        got.append(([g.name for g in obj.vertex_groups], _deform_verts(mesh), active))
+    assert got[0] == got[1]  # the active attribute and group too
     names, verts, _ = got[0]
     assert names == ["F0", "Bone.1", "UVMap", "F3", "F4", "F5", "F0.001"]
     for k, g in enumerate(groups):  # each weight where the plan puts it, as float32
