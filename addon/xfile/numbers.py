@@ -175,7 +175,12 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
             if want > known:
                 known, proving = _proven_end(data, known, min(n, want + CHUNK_BYTES))
         size, tokens = _step(_room(known - start, out.held), density)
-        stop = _stretch_end(data, pos, pos + size)
+        if proving and pos + size > known:  # does the run end within this step?
+            known, proving = _proven_end(data, known, min(n, pos + size + 1))
+        # with the run's end in sight, the step stops at its proof (a token boundary): the
+        # bytes after the run (braces, names) would only go through the slow path
+        capped = not proving and pos < known <= pos + size
+        stop = _stretch_end(data, pos, known if capped else pos + size)
         values, valid, run_stop, exponents, stop = _convert_stretch(
             data, pos, stop, exponents, tokens
         )
@@ -185,6 +190,11 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
             end = run_stop
             break
         pos = stop
+        if capped and pos == known:
+            known = run_end(data, known)  # further only past an MSVC token
+            if known == pos:
+                end = pos
+                break
     return out.result(), end
 
 

@@ -2,12 +2,15 @@
 character (issue figures: text .X <= 0.7x, binary .X <= 0.4x the glTF importer's time).
 
     .venv/bin/python tests/bench/bench_gltf_anchor.py [--runs 5] [--skip-generated]
+        [--base CHECKOUT] [--only NAME ...]
 
 The glb of each file is written once by Blender's own glTF exporter from xof's import (so it
 holds the same vertices, bones and actions). Then, alternating, fresh processes time
 ``bpy.ops.import_scene.x`` on the .X and ``bpy.ops.import_scene.gltf`` on the glb (the
 operator call only, into an empty scene, the extension already enabled); medians. The
 generated character is also written as binary .X (32-bit floats) by xof's exporter.
+``--base`` also times another checkout's xof (e.g. a worktree of main) in the same rounds,
+for a before/after side by side; ``--only`` keeps the files of those names.
 """
 
 from __future__ import annotations
@@ -55,9 +58,9 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def child(mode: str, src: Path, dst: Path | None = None) -> dict:
+def child(mode: str, src: Path, dst: Path | None = None, root: Path = ROOT) -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(ROOT), mode, str(src), str(dst or "")],
+        [sys.executable, "-c", CHILD, str(root), mode, str(src), str(dst or "")],
         capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     for line in done.stdout.splitlines():
@@ -70,6 +73,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-generated", action="store_true")
+    parser.add_argument("--base", type=Path, default=None)
+    parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     files = [CORPUS / f for f in SKINNED_CORPUS if (CORPUS / f).exists()]
@@ -83,7 +88,10 @@ def main() -> int:
         if not binary.exists() or binary.stat().st_mtime < text.stat().st_mtime:
             child("make-bin", text, binary)
         files += [text, binary]
-    print(f"{'file':28} {'xof .X s':>9} {'glTF s':>8} {'ratio':>6}  (medians of {args.runs})")
+    if args.only:
+        files = [f for f in files if f.name in args.only]
+    base = "" if args.base is None else f" {'base s':>8} {'ratio':>6}"
+    print(f"{'file':28} {'xof .X s':>9} {'glTF s':>8} {'ratio':>6}{base}  (medians of {args.runs})")
     rows = []
     for path in files:
         source = DATA / "skinned_character.x" if path.name == "skinned_character.bin.x" else path
@@ -91,13 +99,19 @@ def main() -> int:
         if not glb.exists() or glb.stat().st_mtime < source.stat().st_mtime:
             DATA.mkdir(parents=True, exist_ok=True)
             child("make-glb", source, glb)
-        ours, theirs = [], []
-        for _ in range(args.runs):  # alternating, so load drifts hit both alike
+        ours, theirs, before = [], [], []
+        for _ in range(args.runs):  # alternating, so load drifts hit all alike
+            if args.base is not None:
+                before.append(child("x", path, root=args.base.resolve())["seconds"])
             ours.append(child("x", path)["seconds"])
             theirs.append(child("gltf", glb)["seconds"])
         a, b = statistics.median(ours), statistics.median(theirs)
         rows.append({"file": path.name, "xof": a, "gltf": b, "ratio": a / b})
-        print(f"{path.name:28} {a:9.3f} {b:8.3f} {a / b:6.2f}", flush=True)
+        line = f"{path.name:28} {a:9.3f} {b:8.3f} {a / b:6.2f}"
+        if before:
+            c = statistics.median(before)
+            line += f" {c:8.3f} {c / b:6.2f}"
+        print(line, flush=True)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""Warm imports of the generated character in one process: the whole import and its
-animation step (``build_actions``), wall and CPU seconds, medians after one warm-up import.
+"""Warm imports of the generated character in one process: the whole import, its read
+(file to document), its weights (``write_vertex_groups``) and its animation step
+(``build_actions``), wall and CPU seconds, medians after one warm-up import.
 
     .venv/bin/python tests/bench/bench_import_warm.py [--runs 3] [--root CHECKOUT]
 
@@ -34,24 +35,32 @@ def main() -> int:
     import bpy
     from xof.addon.scene import importer
     from xof.addon.scene.anim import step
+    from xof.addon.scene.rig import skinning
 
-    spent: list[tuple[float, float]] = []
-    build_actions = step.build_actions
+    parts = {"read": (importer, "read"), "weights": (skinning, "write_vertex_groups"),
+             "animation": (step, "build_actions")}  # fmt: skip
+    spent: dict[str, list[tuple[float, float]]] = {name: [] for name in parts}
 
-    def timed(*a, **k):  # type: ignore[no-untyped-def]
-        wall, cpu = time.perf_counter(), time.process_time()
-        out = build_actions(*a, **k)
-        spent.append((time.perf_counter() - wall, time.process_time() - cpu))
-        return out
+    def timer(name: str, fn):  # type: ignore[no-untyped-def]
+        def timed(*a, **k):  # type: ignore[no-untyped-def]
+            wall, cpu = time.perf_counter(), time.process_time()
+            out = fn(*a, **k)
+            spent[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+            return out
 
-    step.build_actions = timed  # type: ignore[assignment]
-    print(f"{'file':26} {'import wall':>11} {'cpu':>6} {'animation wall':>14} {'cpu':>6}")
+        return timed
+
+    for name, (module, attr) in parts.items():
+        setattr(module, attr, timer(name, getattr(module, attr)))
+    print(f"{'file':24} {'import wall':>11} {'cpu':>6}"
+          + "".join(f" {n + ' wall':>14} {'cpu':>6}" for n in parts))  # fmt: skip
     for name in FILES:
         path = DATA / name
         if not path.exists():
             print(f"{name}: missing (run bench_skinned.py / bench_gltf_anchor.py first)")
             continue
-        spent.clear()
+        for values in spent.values():
+            values.clear()
         whole: list[tuple[float, float]] = []
         for _ in range(args.runs + 1):
             bpy.ops.wm.read_homefile(use_empty=True)
@@ -62,8 +71,10 @@ def main() -> int:
         def med(values: list[tuple[float, float]], i: int) -> float:
             return statistics.median(v[i] for v in values[1:])
 
-        print(f"{name:26} {med(whole, 0):11.3f} {med(whole, 1):6.3f} "
-              f"{med(spent, 0):14.3f} {med(spent, 1):6.3f}")  # fmt: skip
+        line = f"{name:24} {med(whole, 0):11.3f} {med(whole, 1):6.3f}"
+        for values in spent.values():
+            line += f" {med(values, 0):14.3f} {med(values, 1):6.3f}"
+        print(line, flush=True)
     return 0
 
 

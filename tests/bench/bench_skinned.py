@@ -39,10 +39,12 @@ def _num(values: np.ndarray) -> str:
     return ",".join(f"{v:.6f}" for v in np.asarray(values, float).reshape(-1))
 
 
-def write_character(
-    path: Path, bones: int = 100, grid: tuple[int, int] = (250, 200), keys: int = 1000
-) -> Path:
-    """A deterministic skinned, animated character as text .X."""
+def character(bones: int = 100, grid: tuple[int, int] = (250, 200), keys: int = 1000) -> dict:
+    """The arrays of a deterministic skinned, animated character (what ``write_character``
+    writes): ``verts`` (n, 3), ``quads``, ``owners`` / ``weights`` (n, 4), ``parents``,
+    ``heads`` (bones, 3), ``times`` (keys,) ticks, and per set (3) ``rot`` (bones, keys, 4,
+    w x y z) and ``pos`` (bones, keys, 3) keys. 10 chains of bones, each 1 unit above its
+    parent."""
     rng = np.random.default_rng(7)
     nx, ny = grid
     xs, ys = np.meshgrid(np.linspace(-1, 1, nx), np.linspace(0, 10, ny))
@@ -56,9 +58,32 @@ def write_character(
     owners = np.stack([rng.choice(bones, 4, replace=False) for _ in range(n)])
     weights = rng.random((n, 4)) + 0.05
     weights /= weights.sum(axis=1, keepdims=True)
-    # 10 chains of 10 bones, each bone 1 unit above its parent
     parents = [-1 if b % 10 == 0 else b - 1 for b in range(bones)]
     heads = np.array([[(b // 10) * 0.2 - 1.0, (b % 10) * 1.0, 0.0] for b in range(bones)])
+    rot = np.zeros((3, bones, keys, 4))
+    pos = np.zeros((3, bones, keys, 3))
+    for s in range(3):
+        for b in range(bones):
+            angles = np.cumsum(rng.normal(0, 0.01, keys))
+            rot[s, b] = np.stack(
+                [np.cos(angles), np.zeros(keys), np.zeros(keys), np.sin(angles)], 1
+            )
+            local = heads[b] - (heads[parents[b]] if parents[b] >= 0 else 0)
+            pos[s, b] = local + np.cumsum(rng.normal(0, 0.001, (keys, 3)), axis=0)
+    return {
+        "verts": verts, "quads": quads, "owners": owners, "weights": weights,
+        "parents": parents, "heads": heads, "times": np.arange(keys) * 160, "rot": rot, "pos": pos,
+    }  # fmt: skip
+
+
+def write_character(
+    path: Path, bones: int = 100, grid: tuple[int, int] = (250, 200), keys: int = 1000
+) -> Path:
+    """A deterministic skinned, animated character (:func:`character`) as text .X."""
+    c = character(bones, grid, keys)
+    verts, quads, owners, weights = c["verts"], c["quads"], c["owners"], c["weights"]
+    parents, heads, times = c["parents"], c["heads"], c["times"]
+    n = len(verts)
     out = ["xof 0303txt 0032\n", "AnimTicksPerSecond { 4800; }\n"]
     out.append(f"Frame Body {{\nMesh Skin {{\n{n};\n")
     out.append(",\n".join(f"{x:.6f};{y:.6f};{z:.6f};" for x, y, z in verts) + ";\n")
@@ -82,14 +107,10 @@ def write_character(
         return f"Frame B{b} {{ FrameTransformMatrix {{ {_num(local)};; }}\n{kids}}}\n"
 
     out.extend(frame(b) for b in range(bones) if parents[b] < 0)
-    times = np.arange(keys) * 160
     for s in range(3):
         out.append(f"AnimationSet Set{s} {{\n")
         for b in range(bones):
-            angles = np.cumsum(rng.normal(0, 0.01, keys))
-            rot = np.stack([np.cos(angles), np.zeros(keys), np.zeros(keys), np.sin(angles)], 1)
-            local = heads[b] - (heads[parents[b]] if parents[b] >= 0 else 0)
-            pos = local + np.cumsum(rng.normal(0, 0.001, (keys, 3)), axis=0)
+            rot, pos = c["rot"][s, b], c["pos"][s, b]
             out.append(f"Animation {{ {{ B{b} }}\nAnimationKey {{ 0; {keys};\n")
             out.append(",\n".join(f"{t};4;{_num(q)};;" for t, q in zip(times, rot, strict=True)))
             out.append(";\n}\n")

@@ -215,11 +215,14 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     cat = [np.concatenate([getattr(s.samples, part) for s in sampled]) for part in
            ("pos", "rot", "scale")]  # fmt: skip
     all_sides = np.stack([s.sides for s in sampled])
-    sides = np.repeat(all_sides, counts, axis=0)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
     # the transpose of the file's row matrix is compose() of the conjugate rotation, bit for
     # bit, and contiguous (a faster product than through swapped axes)
     local_t = compose(cat[0], cat[1] * np.array([1.0, -1.0, -1.0, -1.0]), cat[2])
-    basis = sides[:, 0] @ local_t @ sides[:, 1]
+    basis = np.empty_like(local_t)
+    for k, side in enumerate(all_sides):  # a track's two sides broadcast over its samples
+        part = slice(bounds[k], bounds[k + 1])
+        np.matmul(side[0] @ local_t[part], side[1], out=basis[part])
     side_ok, side_scale = _conformal_sides(all_sides)
     sc = cat[2]
     uniform = (np.abs(sc[:, 1] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])) & (
@@ -227,7 +230,6 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     )
     sized = np.abs(sc[:, 0]) * np.repeat(side_scale, counts) > 1e-6
     loc, quat, scale = decompose(basis, np.repeat(side_ok, counts) & uniform & sized)
-    bounds = np.concatenate([[0], np.cumsum(counts)])
     quat = segment_continuous(Segments(quat, bounds[:-1], counts))
     out = []
     for k, s in enumerate(sampled):

@@ -13,6 +13,7 @@ formulas written out), so the samples are equal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,6 +162,43 @@ def spline_at(times: Segments, values: Segments, at: Segments) -> tuple[np.ndarr
     return value, slope
 
 
+def at_keys(
+    sample: Callable[[Segments, Segments, Segments], np.ndarray],
+    times: Segments,
+    values: Segments,
+    at: Segments,
+) -> np.ndarray:
+    """``sample(times, values, at)`` (:func:`slerp_at` or :func:`lerp_at`), where tracks queried
+    exactly at their keys take what those give there without the lookup and arithmetic.
+
+    A track's queries hold its keys' times (they are the union of its parts' times, maybe
+    refined), so as many queries as keys means the keys themselves. There ``lerp_at`` gives
+    the key values and ``slerp_at`` the sign-continuous keys over their norm (its weights
+    are exactly 1 and 0 on a key; a one-key track its key as it is).
+    """
+    same = (at.count == times.count) & (at.count > 0)
+    if not np.any(same):
+        return sample(times, values, at)
+    if sample is slerp_at:
+        keyed = segment_continuous(values)
+        norm = np.linalg.norm(keyed, axis=-1, keepdims=True)
+        alone = np.repeat(times.count == 1, times.count)
+        keyed = np.where(alone[:, None], keyed, keyed / norm)
+    elif sample is lerp_at:
+        keyed = values.values
+    else:
+        return sample(times, values, at)
+    element = np.repeat(same, at.count)
+    rows = np.repeat(times.start - at.start, at.count) + np.arange(len(at.values))
+    out = np.empty((len(at.values), values.values.shape[1]))
+    out[element] = keyed[rows[element]]
+    other = np.flatnonzero(~same & (at.count > 0)).tolist()
+    if other:
+        part = sample(_subset(times, other), _subset(values, other), _subset(at, other))
+        out[~element] = part
+    return out
+
+
 def _union(times: list[np.ndarray]) -> Segments:
     """Per track the sorted distinct values of the concatenated arrays in ``times``."""
     seg = Segments.of(times)
@@ -215,7 +253,7 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     tracks = [rot_tracks[n] for n in use]
     sel, selq = _subset(rot_t, use), _subset(rot_q, use)
     at, rows = _queries(ticks, tracks)
-    q = slerp_at(sel, selq, at)
+    q = at_keys(slerp_at, sel, selq, at)
     # pairs (row, row + 1) inside one track
     pair = np.ones(len(rows), dtype=bool)
     pair[at.start + at.count - 1] = False
@@ -253,15 +291,16 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
 
 
 def _track_times(parts: list[KeyParts]) -> Segments:
-    """``KeyParts.times`` of every track as segments. A track whose parts share their key
-    times (matrix keys, or parts keyed together) has them as they are (split_keys left them
-    sorted and distinct); the others get their union, all at once."""
+    """``KeyParts.times`` of every track as segments. A track whose first part's times hold
+    the other parts' (matrix keys, parts keyed together, one scale key at a position key)
+    has them as they are (split_keys left them sorted and distinct); the others get their
+    union, all at once."""
     arrays: list[np.ndarray] = []
     merge: dict[int, np.ndarray] = {}
     for i, p in enumerate(parts):
         keyed = [k[0] for k in (p.pos, p.rot, p.scale) if k is not None]
         one = keyed[0] if keyed else np.zeros(0)
-        if all(k is one or (len(k) == len(one) and np.array_equal(k, one)) for k in keyed[1:]):
+        if all(k is one or _holds(one, k) for k in keyed[1:]):
             arrays.append(one)
         else:
             arrays.append(one)
@@ -271,6 +310,14 @@ def _track_times(parts: list[KeyParts]) -> Segments:
         for i, t in zip(merge, union.split(union.values), strict=True):
             arrays[i] = t
     return Segments.of(arrays)
+
+
+def _holds(sorted_distinct: np.ndarray, values: np.ndarray) -> bool:
+    """Every one of ``values`` is in ``sorted_distinct`` (so the union is that array itself)."""
+    at = np.searchsorted(sorted_distinct, values)
+    if len(at) and at.max() >= len(sorted_distinct):
+        return False
+    return bool(np.all(sorted_distinct[at] == values))
 
 
 def sample_all(
@@ -321,7 +368,7 @@ def sample_all(
                 out[rows], slope[rows] = spline_at(kt, kv, at)
                 splined[tracks] = True
             else:
-                out[rows] = lerp_at(kt, kv, at)
+                out[rows] = at_keys(lerp_at, kt, kv, at)
     result = []
     for i, (s, c) in enumerate(zip(ticks.start, ticks.count, strict=True)):
         part = slice(int(s), int(s + c))

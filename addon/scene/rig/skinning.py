@@ -20,7 +20,7 @@ from ...xfile.views.model import FrameData, MeshData
 from .armature import BuiltArmature, as_matrix
 from .rig_math import safe_inverse4
 from .skeleton import SkeletonPlan, SpaceConversion, mesh_skin_space
-from .skin_weights import SkinPlan, plan_skin, weight_batches
+from .skin_weights import GroupWeights, SkinPlan, plan_skin, weight_batches
 from .stretch import storable
 
 
@@ -28,23 +28,94 @@ def is_skinned(mesh: MeshData) -> bool:
     return mesh.skin is not None and bool(mesh.skin.weights)
 
 
+#: a group of at least this many vertices goes in whole through a float attribute (one
+#: operator call, ~1.5 ms) instead of one ``VertexGroup.add`` a vertex (~2 us each)
+WHOLE_GROUP_VERTICES = 1000
+
+
 def write_vertex_groups(obj: bpy.types.Object, skin: SkinPlan, names: dict[str, str]) -> None:
     """One vertex group per file SkinWeights frame.
 
-    ``VertexGroup.add`` takes one weight a call: weights shared by many vertices go in
-    batches (:func:`weight_batches`); mostly distinct weights (what exporters usually write)
-    one call a vertex, which skips the batching's sort and slicing.
+    ``VertexGroup.add`` takes one weight a call. Large groups are written as a float point
+    attribute (``foreach_set``) that ``geometry.attribute_convert`` turns into the group: it
+    adds the vertices whose weight is above zero, in vertex order, as ``add`` would. Smaller
+    groups: weights shared by many vertices go in batches (:func:`weight_batches`); mostly
+    distinct weights (what exporters usually write) one call a vertex.
     """
-    for group in skin.groups:
-        vg = obj.vertex_groups.new(name=names.get(group.frame_name, group.frame_name))
-        w32 = np.asarray(group.weights, dtype=np.float64).astype(np.float32)
-        if 2 * len(np.unique(w32)) > len(w32):
-            add = vg.add
-            for index, value in zip(group.indices.tolist(), w32.tolist(), strict=True):
-                add([index], value, "REPLACE")
-            continue
-        for indices, value, mode in weight_batches(group.indices, group.weights):
-            vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
+    quiet: bpy.types.Scene | None = None
+    active = _active_attribute(obj)  # the attribute route makes its attribute the active one
+    try:
+        for group in skin.groups:
+            name = names.get(group.frame_name, group.frame_name)
+            w32 = np.asarray(group.weights, dtype=np.float64).astype(np.float32)
+            if len(w32) >= WHOLE_GROUP_VERTICES:
+                quiet = quiet or bpy.data.scenes.new("xof weights")
+                if _whole_group(obj, group.indices, w32, name, quiet):
+                    continue
+            _added_group(obj, group, w32, name)
+    finally:
+        if quiet is not None:
+            bpy.data.scenes.remove(quiet)
+            _restore_active_attribute(obj, active)
+
+
+def _active_attribute(obj: bpy.types.Object) -> str | None:
+    me = obj.data
+    if not isinstance(me, bpy.types.Mesh) or me.attributes.active is None:
+        return None
+    return str(me.attributes.active.name)
+
+
+def _restore_active_attribute(obj: bpy.types.Object, name: str | None) -> None:
+    me = obj.data
+    if isinstance(me, bpy.types.Mesh) and name is not None and name in me.attributes:
+        me.attributes.active = me.attributes[name]
+
+
+def _added_group(obj: bpy.types.Object, group: GroupWeights, w32: np.ndarray, name: str) -> None:
+    """A new vertex group ``name`` through ``VertexGroup.add``."""
+    vg = obj.vertex_groups.new(name=name)
+    if 2 * len(np.unique(w32)) > len(w32):
+        add = vg.add
+        for index, value in zip(group.indices.tolist(), w32.tolist(), strict=True):
+            add([index], value, "REPLACE")
+        return
+    for indices, value, mode in weight_batches(group.indices, group.weights):
+        vg.add(indices.tolist(), value, mode)  # type: ignore[arg-type]
+
+
+def _whole_group(
+    obj: bpy.types.Object, indices: np.ndarray, w32: np.ndarray, name: str, quiet: bpy.types.Scene
+) -> bool:
+    """A new vertex group ``name`` holding ``w32`` at ``indices``, through a point attribute;
+    False (nothing changed) where that route does not apply. The operator runs with the
+    empty scene ``quiet``'s view layer: ``bpy.ops`` updates the context's view layer before
+    and after the call, which would evaluate the whole scene (the mesh) each time."""
+    me = obj.data
+    if not isinstance(me, bpy.types.Mesh) or not np.all(w32 > 0.0):  # zeros would be skipped
+        return False
+    full = np.zeros(len(me.vertices), dtype=np.float32)
+    full[indices] = np.minimum(w32, 1.0)  # VertexGroup.add clamps to [0, 1]
+    attribute = me.attributes.new("xof weights", "FLOAT", "POINT")
+    attribute.data.foreach_set("value", full)  # type: ignore[attr-defined]
+    me.attributes.active = attribute
+    before = len(obj.vertex_groups)
+    try:
+        layer = quiet.view_layers[0]
+        with bpy.context.temp_override(
+            object=obj, active_object=obj, scene=quiet, view_layer=layer
+        ):
+            ran = bpy.ops.geometry.attribute_convert(mode="VERTEX_GROUP")
+        done: set[str] = set(ran or ())  # {"FINISHED"} (the stubs type operator calls as None)
+    except RuntimeError:  # the operator's poll refused (e.g. no usable context)
+        done = set[str]()
+    if "FINISHED" not in done or len(obj.vertex_groups) != before + 1:
+        if attribute.name in me.attributes:
+            me.attributes.remove(attribute)
+        return False
+    obj.vertex_groups[before].name = name
+    obj.vertex_groups.active_index = before  # as vertex_groups.new leaves it
+    return True
 
 
 def skin_object(
@@ -131,4 +202,3 @@ def attach_to_bones(
             _attach(child, armature, bone.name, inverses[k])
         removed.append(obj)
     return removed
-

@@ -12,9 +12,12 @@ import numpy as np
 import pytest
 from xof.addon.scene.anim.batch_sampling import (
     Segments,
+    at_keys,
+    lerp_at,
     refine_all,
     sample_all,
     segment_continuous,
+    slerp_at,
 )
 from xof.addon.scene.anim.key_sampling import refine_times, sample_parts, split_keys
 from xof.addon.scene.rig.rig_math import make_continuous, row_compose
@@ -193,3 +196,45 @@ def test_no_tracks_and_empty_tracks() -> None:
     ticks, _ = refine_all(parts, np.radians(4.0))
     (only,) = sample_all(parts, np.eye(4)[None], ticks, [False])
     assert only.pos.shape == (0, 3) and only.rot.shape == (0, 4)
+
+
+def test_track_times_when_one_part_holds_the_others_times() -> None:
+    """A part whose times hold every other part's (one scale key at a position key's time)
+    gives the track's times as they are; a time outside them still takes the union."""
+    rng = np.random.default_rng(3)
+    t = np.arange(6) * 160.0
+    anims = [
+        AnimationData("in", [
+            KeyTrack(2, t, rng.normal(size=(6, 3))),
+            KeyTrack(0, t, _quats(rng, 6, False)),
+            KeyTrack(1, np.array([320.0]), np.ones((1, 3))),
+        ], linear=True),
+        AnimationData("out", [
+            KeyTrack(2, t, rng.normal(size=(6, 3))),
+            KeyTrack(1, np.array([100.0, 800.0]), np.ones((2, 3))),
+        ], linear=True),
+    ]  # fmt: skip
+    parts = [split_keys(a) for a in anims]
+    ticks, _ = refine_all(parts, 0.0)
+    got = ticks.split(ticks.values)
+    np.testing.assert_array_equal(got[0], t)
+    np.testing.assert_array_equal(got[1], np.sort(np.append(t, 100.0)))
+    for g, p in zip(got, parts, strict=True):
+        np.testing.assert_array_equal(g, p.times())
+
+
+@pytest.mark.parametrize("sample", [slerp_at, lerp_at])
+def test_at_keys_equals_sampling_at_the_keys(sample) -> None:
+    """Tracks queried at exactly their keys (one key, two, many; wide spans and sign flips)
+    beside tracks queried elsewhere: the same values as sampling them, bit for bit."""
+    rng = np.random.default_rng(9)
+    times, values, queries = [], [], []
+    for k in (1, 2, 3, 40, 5, 1, 12):
+        t = np.sort(rng.choice(10_000, k, replace=False)).astype(float)
+        times.append(t)
+        values.append(_quats(rng, k, True) if sample is slerp_at else rng.normal(size=(k, 3)))
+        queries.append(t if rng.random() < 0.6 else np.sort(np.append(t, t[0] + 0.5)))
+    queries[4] = np.sort(np.append(times[4], [-3.0, 7.5]))  # at least one track off its keys
+    width = values[0].shape[1]
+    args = Segments.of(times), Segments.of(values, width), Segments.of(queries)
+    np.testing.assert_array_equal(at_keys(sample, *args), sample(*args))
