@@ -102,25 +102,48 @@ def limiter_sets(
         limiter_level_count(settings, model),
     )
     spring_keys = _pair_keys(springs, n)
-    order = np.argsort(spring_keys, kind="stable")
-    sorted_keys = spring_keys[order]
-    bend = model.kinds == SpringKind.BEND
+    sorted_keys = np.sort(spring_keys)
+    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])
+    bend_ids = np.flatnonzero(model.kinds == SpringKind.BEND)
     bend_limit = np.full(springs.shape[0], np.nan)
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
-        keys = _pair_keys(pairs, n)
+        keys = _pair_keys(pairs, n)  # ascending: chain_pairs sorts its pairs
         hit = np.zeros(keys.size, dtype=bool)
         if sorted_keys.size:
+            # sorted queries: a fast search (random ones miss the cache at every step)
             found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
             hit = sorted_keys[found] == keys
-            if level == 0:  # two-spring chains that are bend springs: limit those
-                match = order[found[hit]]
-                on_bend = bend[match]
-                bend_limit[match[on_bend]] = limits[hit][on_bend]
+            if level == 0 and bend_ids.size:  # two-spring chains that are bend springs
+                _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
         ends, ends_limits = pairs[~hit], limits[~hit]
         keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
         sets.append((ends[keep], ends_limits[keep]))
     return sets, bend_limit
+
+
+def _limit_bend(
+    bend_limit: np.ndarray,
+    bend_ids: np.ndarray,
+    spring_keys: np.ndarray,
+    keys: np.ndarray,
+    limits: np.ndarray,
+    unique: bool,
+) -> None:
+    """Give each bend spring on the pair of a span-2 limiter (``keys``, ascending and
+    unique) that limit. A pair several springs share goes to the first of them only, and
+    only when that one is a bend spring."""
+    if not unique:
+        order = np.argsort(spring_keys, kind="stable")
+        found = np.searchsorted(spring_keys[order], keys).clip(max=order.size - 1)
+        match = order[found[spring_keys[order][found] == keys]]
+        limited = match[np.isin(match, bend_ids)]
+        bend_limit[limited] = limits[np.searchsorted(keys, spring_keys[limited])]
+        return
+    wanted = spring_keys[bend_ids]
+    at = np.searchsorted(keys, wanted).clip(max=max(keys.size - 1, 0))
+    on = keys[at] == wanted
+    bend_limit[bend_ids[on]] = limits[at[on]]
 
 
 def coloured_groups(
