@@ -23,34 +23,38 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
     """Spring indices per colour, each sorted ascending; together they cover every spring."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
     count = pairs.shape[0]
+    # int32 work arrays (half the memory traffic) when every index and rank fits
+    small = max(count, point_count) < np.iinfo(np.int32).max
+    index = np.int32 if small else np.int64
     groups: list[np.ndarray] = []
-    remaining = np.arange(count, dtype=np.int64)
-    claim = np.full(point_count, count, dtype=np.int64)
-    priority = bit_reversed_ranks(count)
+    remaining = np.arange(count, dtype=index)
+    first, second = pairs[:, 0].astype(index), pairs[:, 1].astype(index)
+    priority = bit_reversed_ranks(count).astype(index, copy=False)
+    claim = np.full(point_count, count, dtype=index)
     used = np.zeros(point_count, dtype=bool)
     while remaining.size:
         used[:] = False
         parts: list[np.ndarray] = []
         candidates = remaining
+        a, b, rank = first[candidates], second[candidates], priority[candidates]
         while candidates.size:
-            a = pairs[candidates, 0]
-            b = pairs[candidates, 1]
             claim[a] = count  # reset only what this round touches (rounds shrink fast)
             claim[b] = count
-            rank = priority[candidates]
             np.minimum.at(claim, a, rank)
             np.minimum.at(claim, b, rank)
-            chosen_mask = (claim[a] == rank) & (claim[b] == rank)
-            chosen = candidates[chosen_mask]
-            used[a[chosen_mask]] = True
-            used[b[chosen_mask]] = True
-            parts.append(chosen)
-            candidates = candidates[~(used[a] | used[b])]
+            chosen = claim[a] == rank
+            chosen &= claim[b] == rank
+            parts.append(candidates[chosen])
+            used[a[chosen]] = True
+            used[b[chosen]] = True
+            free = ~(used[a] | used[b])
+            candidates, a, b, rank = candidates[free], a[free], b[free], rank[free]
         taken = np.zeros(count, dtype=bool)
         for part in parts:
             taken[part] = True
         groups.append(np.flatnonzero(taken))
         remaining = remaining[~taken[remaining]]
+    del claim, used, priority, first, second
     degree = int(np.bincount(pairs.ravel(), minlength=point_count).max()) if count else 0
     while len(groups) > max(degree, 1):  # fewer colours than the degree cannot be
         absorbed = _absorb_tail(pairs, groups, point_count)
