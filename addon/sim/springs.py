@@ -308,8 +308,15 @@ def merge_with_kinds(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lo = np.minimum(allpairs[:, 0], allpairs[:, 1])
     hi = np.maximum(allpairs[:, 0], allpairs[:, 1])
     keep = lo != hi
-    lo, hi, source = lo[keep], hi[keep], source[keep]
+    if not keep.all():
+        lo, hi, source = lo[keep], hi[keep], source[keep]
     n = int(hi.max()) + 1 if hi.size else 1
-    _, first = np.unique(lo * n + hi, return_index=True)
+    keys = lo * n
+    keys += hi
+    ordered = np.sort(keys)
+    if not np.any(ordered[1:] == ordered[:-1]):  # no repeats (the builders' output): as is
+        return np.stack([lo, hi], axis=1), source
+    del ordered
+    _, first = np.unique(keys, return_index=True)
     first.sort()
     return np.stack([lo[first], hi[first]], axis=1), source[first]

@@ -116,9 +116,9 @@ def limiter_sets(
             hit = sorted_keys[found] == keys
             if level == 0 and bend_ids.size:  # two-spring chains that are bend springs
                 _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
-        ends, ends_limits = pairs[~hit], limits[~hit]
+        ends, ends_limits = (pairs[~hit], limits[~hit]) if hit.any() else (pairs, limits)
         keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
-        sets.append((ends[keep], ends_limits[keep]))
+        sets.append((ends[keep], ends_limits[keep]) if not keep.all() else (ends, ends_limits))
     return sets, bend_limit
 
 
@@ -160,16 +160,18 @@ def coloured_groups(
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     for members in colour_groups(pairs, inv_mass.size):
-        a, b = pairs[members, 0], pairs[members, 1]
-        zeros = np.zeros(members.size)
+        ends = np.empty(2 * members.size, dtype=np.intp)
+        np.take(pairs[:, 0], members, out=ends[: members.size])
+        np.take(pairs[:, 1], members, out=ends[members.size :])
+        zeros = _same(0.0, members.size)  # apply_stiffness sets the values
         group = ConstraintGroup(
             mode=mode,
-            ends=np.concatenate([a, b]),
-            rest=rest[members].astype(np.float32),
+            ends=ends,
+            rest=np.take(rest, members).astype(np.float32),
             stiffness=zeros,
             inv_mass=inv_mass,
-            limit=None if limit is None else limit[members].astype(np.float32),
-            hard_stiffness=None if limit is None else zeros.copy(),
+            limit=None if limit is None else np.take(limit, members).astype(np.float32),
+            hard_stiffness=None if limit is None else zeros,
         )
         part = GroupSource(
             None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
