@@ -243,7 +243,7 @@ def build_groups(
     tell("colouring the limiters")
     entries: list[tuple[ConstraintGroup, GroupSource]] = []
     for level in reversed(range(len(sets))):
-        ends, limits = sets[level]
+        ends, limits = sets.pop()  # dropped once coloured: the groups hold what they need
         scale = pair_scale(model, ends) if np.any(model.stiffness_scale != 1.0) else None
         if scale is None:
             scale = np.broadcast_to(np.float64(1.0), (ends.shape[0],))
