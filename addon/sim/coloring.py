@@ -36,24 +36,30 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
         used[:] = False
         parts: list[np.ndarray] = []
         candidates = remaining
-        a, b, rank = first[candidates], second[candidates], priority[candidates]
+        a, b = np.take(first, candidates), np.take(second, candidates)
+        rank = np.take(priority, candidates)
         while candidates.size:
-            claim[a] = none  # reset only what this round touches (rounds shrink fast)
-            claim[b] = none
+            # take/put, and one index list for the four compressions: cheaper than fancy
+            # and boolean indexing
+            np.put(claim, a, none)  # reset only what this round touches (rounds shrink fast)
+            np.put(claim, b, none)
             np.minimum.at(claim, a, rank)
             np.minimum.at(claim, b, rank)
-            chosen = claim[a] == rank
-            chosen &= claim[b] == rank
-            parts.append(candidates[chosen])
-            used[a[chosen]] = True
-            used[b[chosen]] = True
-            free = ~(used[a] | used[b])
-            candidates, a, b, rank = candidates[free], a[free], b[free], rank[free]
+            chosen = np.take(claim, a) == rank
+            chosen &= np.take(claim, b) == rank
+            picked = np.flatnonzero(chosen)
+            parts.append(np.take(candidates, picked))
+            np.put(used, np.take(a, picked), True)
+            np.put(used, np.take(b, picked), True)
+            busy = np.take(used, a)
+            busy |= np.take(used, b)
+            free = np.flatnonzero(~busy)
+            candidates, a, b, rank = (np.take(x, free) for x in (candidates, a, b, rank))
         taken = np.zeros(count, dtype=bool)
         for part in parts:
-            taken[part] = True
+            np.put(taken, part, True)
         groups.append(np.flatnonzero(taken))
-        remaining = remaining[~taken[remaining]]
+        remaining = np.take(remaining, np.flatnonzero(~np.take(taken, remaining)))
     del claim, used, priority, first, second
     degree = int(np.bincount(pairs.ravel(), minlength=point_count).max()) if count else 0
     while len(groups) > max(degree, 1):  # fewer colours than the degree cannot be

@@ -115,6 +115,11 @@ def _column_chains(
 
     slot, best = first_min_columns(block.degree, width, size, cosine)
     keep = best <= STRAIGHT_COSINE
+    # a chain whose two parts choose each other is found from both: keep it once (the
+    # partner's value is the same cosine, so both are kept or neither)
+    rows = np.arange(block.degree)[:, None]
+    mutual = np.take_along_axis(slot, slot, axis=0) == rows
+    keep &= ~(mutual & (slot < rows))
     row = np.nonzero(keep)
     base = block.base[row[1]]
     return base + row[0], base + slot[keep]
