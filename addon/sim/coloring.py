@@ -174,9 +174,9 @@ def reversed_bits(count: int, dtype: type = np.int64) -> tuple[np.ndarray, int]:
     distinct: they rank the indices as ``bit_reversed_ranks`` does.
     """
     bits = max(int(count - 1).bit_length(), 1)
-    ids = np.arange(count, dtype=dtype)
-    out = np.zeros(count, dtype=dtype)
-    table = _REVERSED_BYTES.astype(dtype)
+    ids: np.ndarray = np.arange(count, dtype=dtype)
+    out: np.ndarray = np.zeros(count, dtype=dtype)
+    table: np.ndarray = _REVERSED_BYTES.astype(dtype)
     for low in range(0, bits, 8):  # a byte at a time through a table of reversed bytes
         width = min(8, bits - low)
         byte = (ids >> low) & ((1 << width) - 1)
