@@ -311,7 +311,9 @@ class MeshCollider:
         queries = pairs.queries
         here = self._drifted(pos, self._t1)
         start = None if prev is None else self._drifted(prev, self._t0)
-        pairs.refresh(here, start, ids, lambda chosen: self._query(pos, here, start, chosen, reach))
+        pairs.refresh(
+            here, start, ids, lambda chosen: self._query(pos, here, start, chosen, reach)
+        )
         if pairs.queries != queries:
             self.rebuilds += 1
         return pairs if pairs.count else None
