@@ -265,3 +265,33 @@ def test_solver_groups_cover_every_constraint_once_and_share_no_point(name: str)
         limits = np.array([level[k] for k in sorted(level)])
     assert limiters.keys() == want.keys()
     assert np.allclose([limiters[k] for k in want], [want[k] for k in want], rtol=1e-6)
+
+
+def test_a_pair_given_twice_takes_its_limit_on_the_first_spring_only_if_bend() -> None:
+    from addon.sim.xpbd_build import limiter_sets
+
+    positions, sizes, corners = quad_grid(5, 5, 4.0)  # 1 m springs
+    edges = face_edges(sizes, corners)
+    bend = bend_springs(sizes, corners, positions)
+    twice = bend[:1]  # (0, 2) also as a structural spring, listed before the bend one
+    springs = np.vstack([edges, twice, bend, bend[1:2]])  # and (1, 3) as a second bend
+    kinds = np.concatenate(
+        [np.zeros(len(edges) + 1), np.full(len(bend) + 1, SpringKind.BEND)]
+    ).astype(np.uint8)
+    model = ClothModel(positions, np.full(25, 0.3), springs, kinds)
+    sets, bend_limit = limiter_sets(model, SimSettings.cloth(stretch_limit_levels=1), np.ones(25))
+    first_bend = len(edges) + 1
+    assert np.isnan(bend_limit[first_bend])  # its pair's first spring is structural
+    assert bend_limit[first_bend + 1] == 2.0  # (1, 3): the first of its two bend springs
+    assert np.isnan(bend_limit[-1])  # ... not the repeat
+    assert np.all(bend_limit[first_bend + 2 : -1] == 2.0)
+    assert np.isnan(bend_limit[:first_bend]).all()
+    (pairs, limits), *_ = sets  # the span-2 chains that are no spring: (0, 3) through 2
+    structural = model.springs[model.kinds == SpringKind.STRUCTURAL]
+    chains = reference_chains(
+        structural, np.linalg.norm(np.diff(positions[structural], axis=1)[:, 0], axis=1), positions
+    )
+    have = {tuple(p) for p in springs.tolist()}
+    want = {k: v for k, v in chains.items() if k not in have}
+    assert [tuple(p) for p in pairs.tolist()] == sorted(want) == [(0, 3)]
+    assert limits.tolist() == [want[k] for k in sorted(want)] == [3.0]
