@@ -23,34 +23,44 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
     """Spring indices per colour, each sorted ascending; together they cover every spring."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
     count = pairs.shape[0]
+    index = np.intp  # numpy converts any other index type on every fancy index
     groups: list[np.ndarray] = []
-    remaining = np.arange(count, dtype=np.int64)
-    claim = np.full(point_count, count, dtype=np.int64)
-    priority = bit_reversed_ranks(count)
+    remaining = np.arange(count, dtype=index)
+    first, second = pairs[:, 0].astype(index), pairs[:, 1].astype(index)
+    # the reversed numbers themselves rank the springs (only their order matters), with
+    # ``none`` above them all for a point no candidate claims
+    priority, none = reversed_bits(count, index)
+    claim = np.full(point_count, none, dtype=index)
     used = np.zeros(point_count, dtype=bool)
     while remaining.size:
         used[:] = False
         parts: list[np.ndarray] = []
         candidates = remaining
+        a, b = np.take(first, candidates), np.take(second, candidates)
+        rank = np.take(priority, candidates)
         while candidates.size:
-            a = pairs[candidates, 0]
-            b = pairs[candidates, 1]
-            claim[a] = count  # reset only what this round touches (rounds shrink fast)
-            claim[b] = count
-            rank = priority[candidates]
+            # take/put, and one index list for the four compressions: cheaper than fancy
+            # and boolean indexing
+            np.put(claim, a, none)  # reset only what this round touches (rounds shrink fast)
+            np.put(claim, b, none)
             np.minimum.at(claim, a, rank)
             np.minimum.at(claim, b, rank)
-            chosen_mask = (claim[a] == rank) & (claim[b] == rank)
-            chosen = candidates[chosen_mask]
-            used[a[chosen_mask]] = True
-            used[b[chosen_mask]] = True
-            parts.append(chosen)
-            candidates = candidates[~(used[a] | used[b])]
+            chosen = np.take(claim, a) == rank
+            chosen &= np.take(claim, b) == rank
+            picked = np.flatnonzero(chosen)
+            parts.append(np.take(candidates, picked))
+            np.put(used, np.take(a, picked), True)
+            np.put(used, np.take(b, picked), True)
+            busy = np.take(used, a)
+            busy |= np.take(used, b)
+            free = np.flatnonzero(~busy)
+            candidates, a, b, rank = (np.take(x, free) for x in (candidates, a, b, rank))
         taken = np.zeros(count, dtype=bool)
         for part in parts:
-            taken[part] = True
+            np.put(taken, part, True)
         groups.append(np.flatnonzero(taken))
-        remaining = remaining[~taken[remaining]]
+        remaining = np.take(remaining, np.flatnonzero(~np.take(taken, remaining)))
+    del claim, used, priority, first, second
     degree = int(np.bincount(pairs.ravel(), minlength=point_count).max()) if count else 0
     while len(groups) > max(degree, 1):  # fewer colours than the degree cannot be
         absorbed = _absorb_tail(pairs, groups, point_count)
@@ -154,25 +164,34 @@ class _Colouring:
             self.assign(spring, b if self.colour.item(spring) == a else a)
 
 
-def bit_reversed_ranks(count: int) -> np.ndarray:
-    """A permutation of ``range(count)`` ranking each index by its bits read backwards.
+def reversed_bits(count: int, dtype: type = np.int64) -> tuple[np.ndarray, int]:
+    """Each index of ``range(count)`` with its ``bits`` lowest bits read backwards (``bits``
+    just enough for ``count - 1``), and ``2 ** bits``, above every one of them.
 
-    Neighbours in numbering get far-apart ranks (all even indices before all odd ones, and so
-    on recursively), so along a chain of consecutively numbered springs every other spring
-    wins its first round instead of one per chain. The reversed numbers are distinct and
-    below ``2 ** bits``, so their ranks come from a running count over that range.
+    Neighbours in numbering get far-apart values (all even indices before all odd ones, and
+    so on recursively), so along a chain of consecutively numbered springs ranked by them
+    every other spring wins its first round instead of one per chain. The values are
+    distinct: they rank the indices as ``bit_reversed_ranks`` does.
     """
     bits = max(int(count - 1).bit_length(), 1)
-    ids = np.arange(count, dtype=np.int64)
-    reversed_ids = np.zeros(count, dtype=np.int64)
+    ids: np.ndarray = np.arange(count, dtype=dtype)
+    out: np.ndarray = np.zeros(count, dtype=dtype)
+    table: np.ndarray = _REVERSED_BYTES.astype(dtype)
     for low in range(0, bits, 8):  # a byte at a time through a table of reversed bytes
-        byte = (ids >> low) & 0xFF
         width = min(8, bits - low)
-        table = _REVERSED_BYTES >> (8 - width)
-        reversed_ids |= table[byte & ((1 << width) - 1)] << (bits - low - width)
-    present = np.zeros(1 << bits, dtype=np.int64)
-    present[reversed_ids] = 1
-    return np.cumsum(present)[reversed_ids] - 1
+        byte = (ids >> low) & ((1 << width) - 1)
+        out |= np.take(table >> (8 - width), byte) << (bits - low - width)
+    return out, 1 << bits
+
+
+def bit_reversed_ranks(count: int) -> np.ndarray:
+    """A permutation of ``range(count)`` ranking each index by its bits read backwards
+    (``reversed_bits``); the reversed numbers are distinct and below ``2 ** bits``, so their
+    ranks come from a running count over that range."""
+    values, top = reversed_bits(count)
+    present = np.zeros(top, dtype=np.int64)
+    present[values] = 1
+    return np.cumsum(present)[values] - 1
 
 
 _REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)

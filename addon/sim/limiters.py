@@ -17,7 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .neighbours import blocks, directed, first_min, pair_dots, unit_directions
+from .neighbours import (
+    COLUMN_MAX_DEGREE,
+    Block,
+    blocks,
+    directed,
+    dot_columns,
+    first_min,
+    first_min_columns,
+    pair_dots,
+    slot_columns,
+    unit_directions,
+)
 
 STRAIGHT_COSINE = -0.9  # a chain a - v - b counts as straight past about 154 degrees
 MAX_NEIGHBOURS = 16  # partners compared per point (keeps dense fans linear in cost)
@@ -27,7 +38,8 @@ CHUNK_POINTS = 1 << 17  # points whose partner tables are compared at a time
 def chain_pairs(
     pairs: np.ndarray, limits: np.ndarray, positions: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs ``(a, b)`` (``a < b``, unique) joined through a shared point along a straight line.
+    """Pairs ``(a, b)`` (``a < b``, unique, sorted) joined through a shared point along a
+    straight line.
 
     For every pair ``(v, a)`` the partner ``b`` of ``v`` most opposite to ``a`` is chosen
     (among ``v``'s first ``MAX_NEIGHBOURS`` partners in input order; ties: the first); the
@@ -41,37 +53,76 @@ def chain_pairs(
         return empty
     n = int(positions.shape[0])
     graph = directed(pairs, n)
-    lim = np.concatenate([limits, limits])[graph.order]
+    assert graph.order is not None
     direction = unit_directions(graph, positions)
     ends: list[np.ndarray] = []
     partners: list[np.ndarray] = []
     for block in blocks(graph):
         width = min(block.degree, MAX_NEIGHBOURS)
+        if block.degree <= COLUMN_MAX_DEGREE:
+            e, f = _column_chains(direction, block, width)
+            ends.append(e)
+            partners.append(f)
+            continue
         for lo in range(0, block.points.size, CHUNK_POINTS):
             edges = block.edges[lo : lo + CHUNK_POINTS]
-            candidates = edges[:, :width]
+            # a partner with the same end (a repeated pair, or the pair itself) has a
+            # cosine >= 0, so it never passes the straightness test: no need to mask it
             cosine = pair_dots(direction, edges, width)
-            ends_of = graph.dst[edges]
-            same = ends_of[:, :, None] == ends_of[:, None, :width]
-            np.copyto(cosine, np.inf, where=same)
+            cosine[:, np.arange(width), np.arange(width)] = np.inf
             best, best_cos = first_min(cosine)
             keep = best_cos <= STRAIGHT_COSINE
             ends.append(edges[keep])
-            partners.append(np.take_along_axis(candidates, best, axis=1)[keep])
+            partners.append(np.take_along_axis(edges[:, :width], best, axis=1)[keep])
+    del direction
     if not ends:
         return empty
     e, f = np.concatenate(ends), np.concatenate(partners)
-    a, b = graph.dst[e], graph.dst[f]
+    del ends, partners
+    lim = np.concatenate([limits, limits])[graph.order]
     total = lim[e] + lim[f]
-    keys = np.minimum(a, b) * n + np.maximum(a, b)
-    order = np.argsort(keys, kind="stable")
+    a, b = graph.dst[e], graph.dst[f]
+    del e, f, lim, graph
+    keys = np.minimum(a, b) * n
+    keys += np.maximum(a, b)
+    del a, b
+    order = np.argsort(keys)  # the order among equal keys does not matter: min below
     keys, total = keys[order], total[order]
+    del order
     first = np.ones(keys.size, dtype=bool)
-    first[1:] = keys[1:] != keys[:-1]
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    total = np.minimum.reduceat(total, starts) if starts.size else total
-    keys = keys[starts]
-    return np.stack([keys // n, keys % n], axis=1), total
+    if starts.size < keys.size:
+        total = np.minimum.reduceat(total, starts)
+        keys = keys[starts]
+    out = np.empty((keys.size, 2), dtype=np.int64)
+    np.floor_divide(keys, n, out=out[:, 0])
+    np.subtract(keys, out[:, 0] * n, out=out[:, 1])
+    return out, total
+
+
+def _column_chains(
+    direction: np.ndarray, block: Block, width: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``chain_pairs``' choice for a low-degree block, slot pair by slot pair: the pairs
+    ``e`` (indices into the directed arrays) whose best partner ``f`` is straight enough."""
+    vectors = slot_columns(direction, block)
+    size = block.points.size
+    out, term = np.empty(size), np.empty(size)
+
+    def cosine(i: int, j: int) -> np.ndarray:
+        return dot_columns(vectors, i, j, out, term)
+
+    slot, best = first_min_columns(block.degree, width, size, cosine)
+    keep = best <= STRAIGHT_COSINE
+    # a chain whose two parts choose each other is found from both: keep it once (the
+    # partner's value is the same cosine, so both are kept or neither)
+    rows = np.arange(block.degree)[:, None]
+    mutual = np.take_along_axis(slot, slot, axis=0) == rows
+    keep &= ~(mutual & (slot < rows))
+    row = np.nonzero(keep)
+    base = block.base[row[1]]
+    return base + row[0], base + slot[keep]
 
 
 def limiter_levels(

@@ -114,18 +114,24 @@ class ClothModel:
         )
         if kind.size != pairs.shape[0]:
             raise ValueError(f"{kind.size} spring kinds for {pairs.shape[0]} springs")
-        valid = (pairs >= 0).all(axis=1) & (pairs < count).all(axis=1)
-        valid &= pairs[:, 0] != pairs[:, 1]
-        valid &= kind <= max(SpringKind)
-        if not valid.all():
-            self.warnings.append(
-                f"{int((~valid).sum())} springs dropped (index out of range, self or bad kind)"
-            )
+        first, second = pairs[:, 0], pairs[:, 1]
+        valid = first != second
+        in_range = not pairs.size or (int(pairs.min()) >= 0 and int(pairs.max()) < count)
+        if not in_range:  # per spring only when some index is off (whole-array checks first)
+            valid &= (first >= 0) & (first < count) & (second >= 0) & (second < count)
+        if kind.size and int(kind.max()) > max(SpringKind):
+            valid &= kind <= max(SpringKind)
         self.rest_positions = rest
         self.masses = mass
         self.pinned = pinned
-        self.springs = np.ascontiguousarray(pairs[valid])
-        self.kinds = np.ascontiguousarray(kind[valid])
+        if valid.all():  # the copies above are the model's own
+            self.springs, self.kinds = np.ascontiguousarray(pairs), np.ascontiguousarray(kind)
+        else:
+            self.warnings.append(
+                f"{int((~valid).sum())} springs dropped (index out of range, self or bad kind)"
+            )
+            self.springs = np.ascontiguousarray(pairs[valid])
+            self.kinds = np.ascontiguousarray(kind[valid])
         self.stiffness_scale = _per_point(stiffness_scale, count, "stiffness scale", self.warnings)
         self.damping_scale = _per_point(damping_scale, count, "damping scale", self.warnings)
         self.rest_lengths = _lengths(self.rest_positions, self.springs)

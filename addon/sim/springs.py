@@ -25,7 +25,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .neighbours import Directed, blocks, directed, first_min
+from .neighbours import (
+    COLUMN_MAX_DEGREE,
+    Block,
+    Directed,
+    blocks,
+    directed,
+    dot_columns,
+    first_min,
+    first_min_columns,
+)
 
 CHUNK_POINTS = 1 << 17  # points whose neighbour tables are compared at a time
 STRAIGHT_COSINE = -np.sqrt(0.5)  # bend pairs need an angle a-v-b wider than 135 degrees
@@ -176,6 +185,11 @@ def _opposite_partners(
     seconds: list[np.ndarray] = []
     columns = [np.ascontiguousarray(positions[:, axis]) for axis in range(3)]
     for block in blocks(graph):
+        if block.degree <= COLUMN_MAX_DEGREE:
+            a, b = _column_partners(graph, columns, flags, table_start, block)
+            firsts.append(a)
+            seconds.append(b)
+            continue
         d = block.degree
         for lo in range(0, block.points.size, CHUNK_POINTS):
             v = block.points[lo : lo + CHUNK_POINTS]
@@ -198,6 +212,45 @@ def _opposite_partners(
             seconds.append(np.take_along_axis(nbr, best, axis=1)[keep])
     if not firsts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _column_partners(
+    graph: Directed,
+    columns: list[np.ndarray],
+    flags: np.ndarray,
+    table_start: np.ndarray,
+    block: Block,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``_opposite_partners`` for a low-degree block, slot pair by slot pair on ``(V,)``
+    columns: the same cosines, turns and ties as the ``(V, d, d)`` table."""
+    d, size = block.degree, block.points.size
+    here = [np.take(column, block.points) for column in columns]
+    nbr = [np.take(graph.dst, block.base + j) for j in range(d)]
+    offsets = [[np.take(columns[k], nbr[j]) - here[k] for k in range(3)] for j in range(d)]
+    norm = [np.sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]) for o in offsets]
+    del here
+    table = table_start[block.points]
+    out, term = np.empty(size), np.empty(size)
+    turn = np.empty(size, dtype=bool)
+
+    def cosine(i: int, j: int) -> np.ndarray:
+        dot_columns(offsets, i, j, out, term)
+        np.multiply(norm[i], norm[j], out=term)
+        np.maximum(term, 1e-30, out=term)
+        np.divide(out, term, out=out)
+        np.take(flags, table + (i * d + j), out=turn)
+        np.copyto(out, np.inf, where=turn)
+        return out
+
+    slot, best = first_min_columns(d, d, size, cosine)
+    keep = best < STRAIGHT_COSINE
+    stacked = np.stack(nbr)  # (d, V) neighbour ids
+    firsts, seconds = [], []
+    for j in range(d):
+        rows = np.flatnonzero(keep[j])
+        firsts.append(nbr[j][rows])
+        seconds.append(stacked[slot[j, rows], rows])
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
@@ -255,8 +308,15 @@ def merge_with_kinds(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lo = np.minimum(allpairs[:, 0], allpairs[:, 1])
     hi = np.maximum(allpairs[:, 0], allpairs[:, 1])
     keep = lo != hi
-    lo, hi, source = lo[keep], hi[keep], source[keep]
+    if not keep.all():
+        lo, hi, source = lo[keep], hi[keep], source[keep]
     n = int(hi.max()) + 1 if hi.size else 1
-    _, first = np.unique(lo * n + hi, return_index=True)
+    keys = lo * n
+    keys += hi
+    ordered = np.sort(keys)
+    if not np.any(ordered[1:] == ordered[:-1]):  # no repeats (the builders' output): as is
+        return np.stack([lo, hi], axis=1), source
+    del ordered
+    _, first = np.unique(keys, return_index=True)
     first.sort()
     return np.stack([lo[first], hi[first]], axis=1), source[first]

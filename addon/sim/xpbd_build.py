@@ -102,25 +102,48 @@ def limiter_sets(
         limiter_level_count(settings, model),
     )
     spring_keys = _pair_keys(springs, n)
-    order = np.argsort(spring_keys, kind="stable")
-    sorted_keys = spring_keys[order]
-    bend = model.kinds == SpringKind.BEND
+    sorted_keys = np.sort(spring_keys)
+    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])
+    bend_ids = np.flatnonzero(model.kinds == SpringKind.BEND)
     bend_limit = np.full(springs.shape[0], np.nan)
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
-        keys = _pair_keys(pairs, n)
+        keys = _pair_keys(pairs, n)  # ascending: chain_pairs sorts its pairs
         hit = np.zeros(keys.size, dtype=bool)
         if sorted_keys.size:
+            # sorted queries: a fast search (random ones miss the cache at every step)
             found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
             hit = sorted_keys[found] == keys
-            if level == 0:  # two-spring chains that are bend springs: limit those
-                match = order[found[hit]]
-                on_bend = bend[match]
-                bend_limit[match[on_bend]] = limits[hit][on_bend]
-        ends, ends_limits = pairs[~hit], limits[~hit]
+            if level == 0 and bend_ids.size:  # two-spring chains that are bend springs
+                _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
+        ends, ends_limits = (pairs[~hit], limits[~hit]) if hit.any() else (pairs, limits)
         keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
-        sets.append((ends[keep], ends_limits[keep]))
+        sets.append((ends[keep], ends_limits[keep]) if not keep.all() else (ends, ends_limits))
     return sets, bend_limit
+
+
+def _limit_bend(
+    bend_limit: np.ndarray,
+    bend_ids: np.ndarray,
+    spring_keys: np.ndarray,
+    keys: np.ndarray,
+    limits: np.ndarray,
+    unique: bool,
+) -> None:
+    """Give each bend spring on the pair of a span-2 limiter (``keys``, ascending and
+    unique) that limit. A pair several springs share goes to the first of them only, and
+    only when that one is a bend spring."""
+    if not unique:
+        order = np.argsort(spring_keys, kind="stable")
+        found = np.searchsorted(spring_keys[order], keys).clip(max=order.size - 1)
+        match = order[found[spring_keys[order][found] == keys]]
+        limited = match[np.isin(match, bend_ids)]
+        bend_limit[limited] = limits[np.searchsorted(keys, spring_keys[limited])]
+        return
+    wanted = spring_keys[bend_ids]
+    at = np.searchsorted(keys, wanted).clip(max=max(keys.size - 1, 0))
+    on = keys[at] == wanted
+    bend_limit[bend_ids[on]] = limits[at[on]]
 
 
 def coloured_groups(
@@ -137,16 +160,18 @@ def coloured_groups(
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     for members in colour_groups(pairs, inv_mass.size):
-        a, b = pairs[members, 0], pairs[members, 1]
-        zeros = np.zeros(members.size)
+        ends = np.empty(2 * members.size, dtype=np.intp)
+        np.take(pairs[:, 0], members, out=ends[: members.size])
+        np.take(pairs[:, 1], members, out=ends[members.size :])
+        zeros = _same(0.0, members.size)  # apply_stiffness sets the values
         group = ConstraintGroup(
             mode=mode,
-            ends=np.concatenate([a, b]),
-            rest=rest[members].astype(np.float32),
+            ends=ends,
+            rest=np.take(rest, members).astype(np.float32),
             stiffness=zeros,
             inv_mass=inv_mass,
-            limit=None if limit is None else limit[members].astype(np.float32),
-            hard_stiffness=None if limit is None else zeros.copy(),
+            limit=None if limit is None else np.take(limit, members).astype(np.float32),
+            hard_stiffness=None if limit is None else zeros,
         )
         part = GroupSource(
             None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
@@ -218,7 +243,7 @@ def build_groups(
     tell("colouring the limiters")
     entries: list[tuple[ConstraintGroup, GroupSource]] = []
     for level in reversed(range(len(sets))):
-        ends, limits = sets[level]
+        ends, limits = sets.pop()  # dropped once coloured: the groups hold what they need
         scale = pair_scale(model, ends) if np.any(model.stiffness_scale != 1.0) else None
         if scale is None:
             scale = np.broadcast_to(np.float64(1.0), (ends.shape[0],))

@@ -8,13 +8,15 @@ faces (structural, shear, bend), the ``ClothModel``, then the default XPBD ``Sim
 through ``Simulator.update_settings`` where the code has it. ``--before REV`` runs the same
 steps with ``addon/sim`` as it was at ``REV`` (from ``git archive``), side by side, and
 checks that both give the same springs and the same number of colour groups. CPU seconds,
-medians over ``--runs``; peak RSS of the process in MB.
+medians over ``--runs`` (and the total's wall seconds); peak RSS of the process in MB;
+the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -33,8 +35,14 @@ from tests.sim.grids import quad_grid
 n = int(sys.argv[3])
 positions, sizes, corners = quad_grid(n, n, 2.0, 1.0)
 times = {}
+wall = [0.0]
 def timed(name, f, *a, **k):
-    t = time.process_time(); out = f(*a, **k); times[name] = time.process_time() - t; return out
+    t, w = time.process_time(), time.perf_counter()
+    out = f(*a, **k)
+    times[name] = time.process_time() - t
+    if name != "setting change":
+        wall[0] += time.perf_counter() - w
+    return out
 def springs():
     edges = face_edges(sizes, corners)
     try:
@@ -54,6 +62,7 @@ if hasattr(sim, "update_settings"):
     timed("setting change", sim.update_settings, SimSettings.cloth(stiffness=5e5, damping=0.1))
 times["total"] = times["springs"] + times["model"] + times["solver"]
 groups = sim.solver.groups
+times["total wall"] = wall[0]
 print(json.dumps({
     "times": times,
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
@@ -98,6 +107,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--before", default="", help="also measure addon/sim at this revision")
     args = ap.parse_args()
+    print(f"load average {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         before = None
         if args.before:
@@ -124,6 +134,7 @@ def main() -> None:
                 ratio = ref["times"]["total"] / max(new["times"]["total"], 1e-9)
                 same = ref["springs"] == new["springs"]
                 print(f"  {ratio:.1f}x faster; same springs: {same}", flush=True)
+    print(f"load average {os.getloadavg()}", flush=True)
 
 
 if __name__ == "__main__":
