@@ -5,7 +5,8 @@ group ``c`` of pass stage ``s`` of every object joins one merged group: the obje
 point, so the merged group still has no point twice, and each object's groups keep their
 order, so every constraint sees exactly the values it sees when its object is solved alone.
 Tether slots merge the same way. Per-point terms (gravity, wind, damping, drag), face wind
-and colliders stay per object: ``point_terms`` concatenates the objects' own, face wind and
+and colliders stay per object: ``point_terms`` concatenates the objects' own, the face wind
+is one over every blown object's faces with each object's wind on its own faces, and
 contacts are applied to each object's rows with its own settings.
 
 A collider is skipped for a substep when the box of every point's path over it lies beyond
@@ -26,6 +27,7 @@ from .constraint_pass import ConstraintGroup
 from .mesh_collider import MeshCollider
 from .solver_xpbd import XpbdSolver
 from .tethers import TetherSlot, share_work
+from .wind import FaceWind
 
 
 @dataclass
@@ -170,7 +172,25 @@ class MergedXpbd(XpbdSolver):
         self._setup(inv_mass, groups, self._merged_tethers())
         self.notes = []
         self.face_wind = None
+        self._face_winds = self._merged_face_wind()
         self.contact_sets: list[ContactSet] = []
+
+    def _merged_face_wind(self) -> tuple[FaceWind, np.ndarray] | None:
+        """One face wind over the faces of every member blown by one, with each member's
+        wind on its own faces ``(F, 3)`` (a member without one gets no push)."""
+        blown = [
+            (m, int(off))
+            for m, off in zip(self.members, self.offsets, strict=False)
+            if m.face_wind is not None and np.any(m.settings.wind)
+        ]
+        if not blown:
+            return None
+        sizes = np.concatenate([m.model.face_sizes for m, _ in blown])
+        corners = np.concatenate([m.model.face_corners + off for m, off in blown])
+        wind = FaceWind(sizes, corners, self.n)
+        counts = [m.face_wind.face_count for m, _ in blown]  # type: ignore[union-attr]
+        per_face = np.repeat(np.array([m.settings.wind for m, _ in blown]), counts, axis=0)
+        return wind, per_face.astype(np.float64)
 
     def _merged_tethers(self) -> list[TetherSlot]:
         slots = max((len(s.tethers) for s in self.members), default=0)
@@ -204,10 +224,12 @@ class MergedXpbd(XpbdSolver):
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     def push_face_wind(self, pos: np.ndarray, vel: np.ndarray, dt: float) -> None:
-        for i, member in enumerate(self.members):
-            if member.face_wind is not None:
-                rows = self.rows(i)
-                member.push_face_wind(pos[rows], vel[rows], dt)
+        """Every blown member's face wind in one pass (each point's push sums the same
+        faces in the same order as its member's own)."""
+        if self._face_winds is not None:
+            wind, per_face = self._face_winds
+            push = wind.forces(pos, per_face)
+            vel[:, :3] += (push * (self.inv_mass * dt)[:, None]).astype(np.float32)
 
     def collide(self, pos: np.ndarray, prev: np.ndarray, colliders: tuple[Collider, ...]) -> None:
         del colliders  # the members' own, in ``contact_sets``

@@ -48,6 +48,7 @@ def _scene() -> list[tuple[ClothModel, SimSettings]]:
         (_cloth(8, 0.5, 5.0, (0, 7)), SimSettings.soft_body(substeps=12)),
         (_cloth(6, 0.5, 6.0, (0, 5)), SimSettings.cloth(solver="CLASSIC", stiffness=2e3)),
         (_cloth(7, 0.5, 7.0, (0, 6)), SimSettings.cloth(substeps=6)),  # its own batch
+        (_cloth(6, 0.5, 8.0, (0, 5)), SimSettings.cloth(wind=(3, 0, 0.5), wind_model="FACE")),
     ]
 
 
@@ -64,6 +65,7 @@ def _frames(frame: int, models: list[ClothModel]) -> list[ObjectFrame]:
         ObjectFrame(object_matrix=turn, colliders=(FLOOR,)),
         ObjectFrame(colliders=(FLOOR,)),
         ObjectFrame(colliders=(BALL, FLOOR)),
+        ObjectFrame(colliders=(FLOOR,)),
     ]
 
 
