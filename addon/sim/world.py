@@ -87,6 +87,8 @@ class _Batch:
             return [sim.positions() for sim in self.sims]
         solver = self.solver
         solver.contact_sets = self.contact_sets(frames)
+        for contact in solver.contact_sets:
+            contact.begin_frame()
         start, end = self._pin_path(ready)
         substeps, sub_dt = ready[0].substeps, ready[0].sub_dt
         pulls = [(sim, p) for sim, p in zip(self.sims, ready, strict=True) if p.revert is not None]

@@ -1,10 +1,13 @@
 """Many cloth objects (a script, not a test): a World's one pass vs one Simulator each.
 
     .venv/bin/python tests/bench/bench_many.py [--objects 40] [--side 20] [--frames 60] [--runs 3]
+        [--surface]
 
 Scene: ``--objects`` sheets of ``--side`` x ``--side`` points (400 by default), 0.5 m
 square, side by side 0.6 m apart at z = 1 m, each pinned at two corners, structural +
-shear + bend springs, default settings, all falling onto one floor plane. Each run steps
+shear + bend springs, default settings, all hanging over one floor plane (``--surface``: a
+floor mesh of two triangles, a ``MeshCollider``, as a floor object in a collider
+collection gives through the handler: one for the World, one per object alone). Each run steps
 the same scene ``--frames`` frames with one ``Simulator.step`` per object ("alone") and
 with ``World.step`` ("world"), interleaved frame by frame, and checks that both give the
 same positions. Medians of per-frame CPU and wall times over the runs (frames after the
@@ -35,10 +38,13 @@ from addon.sim import (  # noqa: E402
     merge_with_kinds,
     shear_springs,
 )
+from addon.sim.mesh_collider import MeshCollider  # noqa: E402
 from addon.sim.world import ObjectFrame, World  # noqa: E402
 from tests.sim.grids import quad_grid  # noqa: E402
 
 FLOOR = (Plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),)
+FLOOR_MESH = np.array([(-1.0, -3.0, 0.0), (30.0, -3.0, 0.0), (30.0, 3.0, 0.0), (-1.0, 3.0, 0.0)])
+FLOOR_TRIANGLES = np.array([[0, 1, 2], [0, 2, 3]])
 
 
 def sheet(side: int, x: float) -> ClothModel:
@@ -53,20 +59,27 @@ def sheet(side: int, x: float) -> ClothModel:
     return ClothModel(positions, masses, springs, kinds)
 
 
-def run(objects: int, side: int, frames: int) -> tuple[list[float], list[float], float, bool]:
+def run(
+    objects: int, side: int, frames: int, surface: bool = False
+) -> tuple[list[float], list[float], float, bool]:
     models = [sheet(side, 0.6 * i) for i in range(objects)]
     alone = [Simulator(m, SimSettings.cloth()) for m in models]
+    floors = [MeshCollider(FLOOR_MESH, FLOOR_TRIANGLES) for _ in range(objects + 1)]
+    own = [(f,) if surface else FLOOR for f in floors[:-1]]
+    shared = (floors[-1],) if surface else FLOOR
     t = time.process_time()
     world = World([Simulator(m, SimSettings.cloth()) for m in models])
-    inputs = [ObjectFrame(colliders=FLOOR) for _ in models]
+    inputs = [ObjectFrame(colliders=shared) for _ in models]
     world.step(inputs)  # builds the merge
     merge = time.process_time() - t
-    for sim in alone:
-        sim.step(colliders=FLOOR)
+    for sim, colliders in zip(alone, own, strict=True):
+        sim.step(colliders=colliders)
     solo_cpu, world_cpu, same = [], [], True
     for _ in range(frames):
+        for floor in floors:
+            floor.move_to(FLOOR_MESH)  # a new frame for the surfaces (they stay put)
         c = time.process_time()
-        results = [sim.step(colliders=FLOOR) for sim in alone]
+        results = [sim.step(colliders=c) for sim, c in zip(alone, own, strict=True)]
         solo_cpu.append(time.process_time() - c)
         c = time.process_time()
         together = world.step(inputs)
@@ -81,20 +94,22 @@ def main() -> None:
     ap.add_argument("--side", type=int, default=20)
     ap.add_argument("--frames", type=int, default=60)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--surface", action="store_true", help="a floor mesh, not a plane")
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     solo, world, merges, same = [], [], [], True
     for _ in range(args.runs):
-        s, w, m, ok = run(args.objects, args.side, args.frames)
+        s, w, m, ok = run(args.objects, args.side, args.frames, args.surface)
         solo.append(statistics.median(s))
         world.append(statistics.median(w))
         merges.append(m)
         same &= ok
     a, b = 1e3 * statistics.median(solo), 1e3 * statistics.median(world)
+    floor = "floor mesh" if args.surface else "floor plane"
     print(
-        f"{args.objects} objects x {args.side * args.side} points: alone {a:.1f} ms/frame CPU, "
-        f"world {b:.1f} ms/frame CPU ({a / b:.1f}x); first world step with the merge "
-        f"{statistics.median(merges):.2f} s; same positions: {same}"
+        f"{args.objects} objects x {args.side * args.side} points ({floor}): alone "
+        f"{a:.1f} ms/frame CPU, world {b:.1f} ms/frame CPU ({a / b:.1f}x); first world step "
+        f"with the merge {statistics.median(merges):.2f} s; same positions: {same}"
     )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

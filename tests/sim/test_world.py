@@ -15,7 +15,9 @@ from addon.sim import (
     merge_with_kinds,
     shear_springs,
 )
+from addon.sim.mesh_collider import MeshCollider
 from addon.sim.world import ObjectFrame, World
+from addon.sim.xpbd_merge import reach_box
 
 from .grids import quad_grid
 
@@ -46,6 +48,7 @@ def _scene() -> list[tuple[ClothModel, SimSettings]]:
         (_cloth(8, 0.5, 5.0, (0, 7)), SimSettings.soft_body(substeps=12)),
         (_cloth(6, 0.5, 6.0, (0, 5)), SimSettings.cloth(solver="CLASSIC", stiffness=2e3)),
         (_cloth(7, 0.5, 7.0, (0, 6)), SimSettings.cloth(substeps=6)),  # its own batch
+        (_cloth(6, 0.5, 8.0, (0, 5)), SimSettings.cloth(wind=(3, 0, 0.5), wind_model="FACE")),
     ]
 
 
@@ -62,6 +65,7 @@ def _frames(frame: int, models: list[ClothModel]) -> list[ObjectFrame]:
         ObjectFrame(object_matrix=turn, colliders=(FLOOR,)),
         ObjectFrame(colliders=(FLOOR,)),
         ObjectFrame(colliders=(BALL, FLOOR)),
+        ObjectFrame(colliders=(FLOOR,)),
     ]
 
 
@@ -113,3 +117,49 @@ def test_an_exploding_object_recovers_alone() -> None:
     assert world.sims[1].recoveries == 1 and world.sims[0].recoveries == 0
     assert np.abs(out[1]).max() < 100.0 and np.allclose(out[1], bad, atol=1e-6)
     assert not np.array_equal(out[0], good)  # object 0 went on moving
+
+
+def _floor(z: float, x0: float, x1: float) -> np.ndarray:
+    return np.array([(x0, -1.0, z), (x1, -1.0, z), (x1, 2.0, z), (x0, 2.0, z)], dtype=float)
+
+
+FLOOR_TRIANGLES = np.array([[0, 1, 2], [0, 2, 3]])
+
+
+def _rising(frame: int) -> float:
+    """A floor far below the cloths for ten frames, then rising into them."""
+    return -2.0 + 0.12 * max(frame - 10, 0)
+
+
+def test_a_surface_far_away_is_skipped_and_one_rising_into_the_cloths_acts_as_alone() -> None:
+    scene = _scene()[:3]
+    models = [m for m, _ in scene]
+    alone = [Simulator(m, s) for m, s in scene]
+    world = World([Simulator(m, s) for m, s in scene])
+    surfaces = [MeshCollider(_floor(_rising(0), -1.0, 3.0), FLOOR_TRIANGLES) for _ in alone]
+    shared = MeshCollider(_floor(_rising(0), -1.0, 3.0), FLOOR_TRIANGLES)  # the world's
+    ball = MeshCollider(_floor(5.0, 3.5, 4.0), FLOOR_TRIANGLES)  # above them all, never met
+    for frame in range(1, 31):
+        for surface in (*surfaces, shared):
+            surface.move_to(_floor(_rising(frame), -1.0, 3.0))
+        ball.move_to(_floor(5.0, 3.5, 4.0))
+        together = world.step([ObjectFrame(colliders=(shared, ball)) for _ in models])
+        for sim, own, result in zip(alone, surfaces, together, strict=True):
+            assert np.array_equal(sim.step(None, colliders=(own, ball)), result)
+        if frame <= 10:
+            assert shared.rebuilds == 0  # far below: never searched for pairs
+    assert shared.rebuilds > 0
+    lowest = min(float(r[:, 2].min()) for r in together)
+    assert abs(lowest - (_rising(30) + 0.02 + 0.005)) < 1e-3  # carried, outer + margin above
+
+
+def test_reach_box_holds_a_surface_at_both_poses_grown_by_its_reach() -> None:
+    before, after = _floor(0.0, 0.0, 1.0), _floor(0.5, 0.2, 1.4)
+    surface = MeshCollider(after, FLOOR_TRIANGLES, previous=before, outer=0.02, inner=0.05)
+    box = reach_box((surface, BALL), margin=0.01)
+    assert box is not None
+    low = np.minimum(np.minimum(before.min(0), after.min(0)) - 0.05, BALL.center - 0.31)
+    high = np.maximum(np.maximum(before.max(0), after.max(0)) + 0.05, BALL.center + 0.31)
+    assert np.all(box[0] <= low) and np.all(box[0] > low - 1e-3)
+    assert np.all(box[1] >= high) and np.all(box[1] < high + 1e-3)
+    assert reach_box((surface, FLOOR), margin=0.01) is None  # a plane reaches everywhere

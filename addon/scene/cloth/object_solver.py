@@ -16,7 +16,6 @@ import numpy as np
 
 from ...sim.affine import affine_inverse, transform_points
 from ...sim.colliders import Collider
-from ...sim.mesh_collider import MeshCollider
 from ...sim.model import ClothModel
 from ...sim.settings import SimSettings
 from ...sim.simulator import Simulator
@@ -260,7 +259,8 @@ def gather_inputs(
     obj: Any, rt: ClothRuntime, depsgraph: Any, colliders: Sequence[Collider] | None = None
 ) -> FrameInputs:
     """Everything the solver reads from the scene for the frame being stepped
-    (``colliders``: already read for this object this frame)."""
+    (``colliders``: already read and posed for this frame, e.g. shared by the objects
+    stepping together; None: the object's own surfaces, kept frame to frame)."""
     matrix = world_matrix(obj, depsgraph)
     deformed = rt.evaluated_local(obj, depsgraph)
     local = rt.rest_local if deformed is None else deformed
@@ -270,8 +270,7 @@ def gather_inputs(
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
-    if colliders is None or any(isinstance(c, MeshCollider) for c in colliders):
-        # surfaces need their previous pose: this object's own, kept frame to frame
+    if colliders is None:  # surfaces need their previous pose: the object's own
         colliders = rt.surfaces.colliders(
             obj.xof_physics.collider_collection, depsgraph, exclude=obj
         )

@@ -4,8 +4,12 @@ Each object goes through the playback core's decisions (reset, cached frame, res
 ``runtime.prepare_object``). Those that must simulate exactly one frame forward -- playback
 -- are stepped in one ``sim.World`` (their XPBD solvers merged, each object's result the
 same as alone); catching up several frames, and a lone object, go through the per-object
-path. The World is kept while the same simulators step together, and colliders read from
-one collection are shared by the objects that use it (one contact search for all of them).
+path. The World is kept while the same simulators step together.
+
+The colliders of a collection are read once a frame for every object stepping one frame
+with them (``_SharedSurfaces``), and kept from frame to frame, so each surface moves from
+its pose at the previous frame as it does for an object alone, and the World resolves all
+of its objects against one collider in one call (not once an object).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from ...sim.solver_xpbd import XpbdSolver
 from ...sim.world import ObjectFrame, World
 from . import runtime as cloth_runtime
-from .colliders import colliders_from_collection
+from .colliders import SurfaceColliders
 from .object_solver import FrameInputs, gather_inputs
 
 _WORLD: dict[str, Any] = {"key": None, "world": None}
@@ -32,32 +36,49 @@ def update_objects(
     """Bring every object of ``objects`` to the scene's frame (see the module docstring).
     ``on_error(obj, exc)`` hears an object that failed; the others go on."""
     together: list[cloth_runtime.Pending] = []
+    surfaces = _SURFACES.frame_begins(depsgraph)
     for obj in objects:
         try:
             todo = cloth_runtime.prepare_object(obj, scene, depsgraph)
             if isinstance(todo, cloth_runtime.StepReport):
+                if todo.action == "reset" and _steps_one_by_one(obj) is False:
+                    surfaces.get(obj, todo.frame)  # the next frame's surfaces move from here
                 continue
             if len(todo.frames) == 1 and isinstance(todo.rt.simulator.solver, XpbdSolver):
                 together.append(todo)
                 continue
             _alone(todo, depsgraph)
+            if _steps_one_by_one(obj) is False:
+                surfaces.get(obj, todo.frames[-1])  # caught up: the next frame moves from here
         except Exception as exc:  # a broken object must not stop the others
             _failed(obj, exc, on_error)
     if len(together) == 1:
+        todo = together[0]
         try:
-            _alone(together[0], depsgraph)
+            _alone(todo, depsgraph, surfaces.get(todo.obj, todo.frames[0]))
         except Exception as exc:
-            _failed(together[0].obj, exc, on_error)
+            _failed(todo.obj, exc, on_error)
     elif together:
-        _step_together(together, depsgraph, on_error)
+        _step_together(together, depsgraph, surfaces, on_error)
+    surfaces.frame_ends()
 
 
-def _alone(todo: cloth_runtime.Pending, depsgraph: Any) -> None:
+def _steps_one_by_one(obj: Any) -> bool | None:
+    """Whether the object's solver steps alone (classic), None when it has none."""
+    rt = cloth_runtime.peek_runtime(obj)
+    return None if rt is None else not isinstance(rt.simulator.solver, XpbdSolver)
+
+
+def _alone(todo: cloth_runtime.Pending, depsgraph: Any, colliders: list[Any] | None = None) -> None:
+    """Step ``todo`` by itself: with ``colliders`` (posed for its one frame) or, catching up
+    several frames, with its own surfaces."""
     entry = None
     for g in todo.frames:
-        inputs = gather_inputs(todo.obj, todo.rt, depsgraph)
+        inputs = gather_inputs(todo.obj, todo.rt, depsgraph, colliders)
         local = todo.rt.advance(todo.obj, inputs)
         entry = cloth_runtime.record_step(todo, g, local, inputs.matrix)
+    if colliders is not None:
+        todo.rt.surfaces.reset()  # its own are no longer its last frame's: start still
     assert entry is not None
     cloth_runtime.finish_object(todo, entry)
 
@@ -71,22 +92,24 @@ def _failed(obj: Any, exc: Exception, on_error: Callable[[Any, Exception], None]
 def _step_together(
     todos: list[cloth_runtime.Pending],
     depsgraph: Any,
+    surfaces: _SharedSurfaces,
     on_error: Callable[[Any, Exception], None] | None,
 ) -> None:
     rates = {t.rt.settings.fps for t in todos}
     if len(rates) != 1:  # objects on different rates cannot share a step
         for todo in todos:
             try:
-                _alone(todo, depsgraph)
+                _alone(todo, depsgraph, surfaces.get(todo.obj, todo.frames[0]))
             except Exception as exc:
                 _failed(todo.obj, exc, on_error)
         return
-    shared = _SharedColliders(depsgraph)
     inputs: list[FrameInputs] = []
     counts: list[int] = []
     for todo in todos:
-        inputs.append(gather_inputs(todo.obj, todo.rt, depsgraph, shared.get(todo.obj)))
+        colliders = surfaces.get(todo.obj, todo.frames[0])
+        inputs.append(gather_inputs(todo.obj, todo.rt, depsgraph, colliders))
         counts.append(len(todo.rt.simulator.warnings))
+        todo.rt.surfaces.reset()  # its own are no longer its last frame's: start still
     frames = [
         ObjectFrame(i.pin_targets, i.relative, tuple(i.colliders), i.shape_targets) for i in inputs
     ]
@@ -111,20 +134,33 @@ def _world_for(todos: list[cloth_runtime.Pending]) -> World:
 
 
 def forget() -> None:
-    """Drop the kept World (its simulators are being rebuilt or freed)."""
+    """Drop the kept World and surfaces (their simulators are being rebuilt or freed)."""
     _WORLD["key"] = _WORLD["world"] = None
+    _SURFACES.entries.clear()
 
 
-class _SharedColliders:
-    """Colliders read once per collection this frame; an object inside its own collider
-    collection gets its own list without itself."""
+class _SharedSurfaces:
+    """Per collider collection (and, for an object inside its own collider collection, per
+    such object: its list leaves it out), one ``SurfaceColliders`` read at most once a
+    frame and kept between frames: posed on every frame an object using it is reset or
+    steps, so at the next frame its surfaces move from there; a collection not read at the
+    frame before starts still (as an object's own surfaces do after a resume)."""
 
-    def __init__(self, depsgraph: Any) -> None:
-        self.depsgraph = depsgraph
-        self.lists: dict[tuple[int, str], list[Any]] = {}
+    def __init__(self) -> None:
+        self.entries: dict[tuple[int, str], tuple[SurfaceColliders, int, list[Any]]] = {}
+        self.depsgraph: Any = None
         self.members: dict[int, set[str]] = {}
+        self.used: set[tuple[int, str]] = set()
 
-    def get(self, obj: Any) -> list[Any]:
+    def frame_begins(self, depsgraph: Any) -> _SharedSurfaces:
+        self.depsgraph = depsgraph
+        self.members = {}
+        self.used = set()
+        return self
+
+    def get(self, obj: Any, frame: int) -> list[Any]:
+        """``obj``'s colliders posed at ``frame`` (each surface moving from its pose at
+        ``frame - 1`` when it was read then)."""
         collection = obj.xof_physics.collider_collection
         if collection is None:
             return []
@@ -133,13 +169,27 @@ class _SharedColliders:
         if names is None:
             names = self.members[pointer] = {o.name for o in collection.all_objects}
         key = (pointer, obj.name if obj.name in names else "")
-        found = self.lists.get(key)
-        if found is None:
-            exclude = obj if key[1] else None
-            found = self.lists[key] = colliders_from_collection(
-                collection, self.depsgraph, exclude=exclude
-            )
+        self.used.add(key)
+        known = self.entries.get(key)
+        if known is not None and known[1] == frame:
+            return known[2]
+        source = known[0] if known is not None else SurfaceColliders()
+        if known is None or known[1] != frame - 1:
+            source.reset()
+        found = source.colliders(collection, self.depsgraph, exclude=obj if key[1] else None)
+        self.entries[key] = (source, int(frame), found)
         return found
+
+    def frame_ends(self) -> None:
+        """Drop the entries this frame did not use (at the next frame they would start
+        still anyway) and the frame's references."""
+        for key in [k for k in self.entries if k not in self.used]:
+            del self.entries[key]
+        self.depsgraph = None
+        self.members = {}
+
+
+_SURFACES = _SharedSurfaces()
 
 
 def print_failure(obj: Any, exc: Exception) -> None:
