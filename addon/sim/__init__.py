@@ -54,7 +54,8 @@ the cloth's own, for self-collision)
     ``warnings``: list of str (model and settings problems, recoveries); ``recoveries``: int.
 Never returns NaN or an exploded state: after every frame a non-finite state, a free point
 faster than ``settings.max_speed`` or a structural spring longer than ``settings.max_stretch``
-x rest (a zero-length spring: x the median rest length of the moving ones) makes it restore the last good positions with zero velocity and add a warning.
+x rest (a zero-length spring: x the median rest length of the moving ones) makes it
+restore the last good positions with zero velocity and add a warning.
 
 Never returns a point that moved faster than ``max_speed`` over the frame either (a
 constraint may snap a point far within a frame and leave it slow at its end), with one
