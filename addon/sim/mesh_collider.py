@@ -137,16 +137,23 @@ class MeshCollider:
         # and a body walking by moves its triangles (and the cloth on it) far less there
         a = self._prev + (self._cur - self._prev) * start - self._shift(start)
         b = self._prev + (self._cur - self._prev) * end - self._shift(end)
-        self._box_lo = np.minimum(a, b)[self.triangles].min(axis=1)  # (T, 3)
-        self._box_hi = np.maximum(a, b)[self.triangles].max(axis=1)
+        # (T, 3) boxes, one coordinate at a time (a reduction over a short axis is slow)
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        corners = [self.triangles[:, k] for k in range(3)]
+        self._box_lo = np.empty((len(self.triangles), 3))
+        self._box_hi = np.empty((len(self.triangles), 3))
+        for axis in range(3):
+            lo, hi = np.ascontiguousarray(low[:, axis]), np.ascontiguousarray(high[:, axis])
+            self._box_lo[:, axis] = _least(lo, corners)
+            self._box_hi[:, axis] = -_least(-hi, corners)
         # each corner's velocity in the drifting frame, per unit of frame: (T, 12) rows of
         # (x, y, z, 0) like ``_Pose.corners``, and the fastest corner's speed (T,)
         rate = (self._cur - self._prev - self._drift).astype(np.float32)
         self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
         for k in range(3):
-            self._rate[:, 4 * k : 4 * k + 3] = rate[self.triangles[:, k]]
+            self._rate[:, 4 * k : 4 * k + 3] = rate[corners[k]]
         speed = np.sqrt(np.einsum("ij,ij->i", rate, rate)).astype(np.float32)
-        self._rate_length = speed[self.triangles].max(axis=1)
+        self._rate_length = -_least(-speed, corners)
         self._pairs = None
         self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
         self._grid_grow = 0.0
@@ -165,7 +172,9 @@ class MeshCollider:
         if not self.moving:
             self._start = self._end = self._static
             return
-        if not (self._window[0] <= self._t0 and self._t1 <= self._window[1] + 1e-9):
+        if t0 == t1 == 1.0 and self._window[0] < 0.0:
+            pass  # a new pose: the window opens at the first substep (or query) that needs it
+        elif not (self._window[0] <= self._t0 and self._t1 <= self._window[1] + 1e-9):
             self._open_window(self._t0, max(self._t1, min(self._t0 + WINDOW, 1.0)))
         previous_end = self._end
         self._end = previous_end if previous_end.t == t1 else self._pose(t1)
@@ -319,6 +328,8 @@ class MeshCollider:
         self, pos: np.ndarray, prev: np.ndarray | None, reach: float, movable: np.ndarray | None
     ) -> AnchoredPairs | None:
         """The candidate pairs, queried again for the points that moved beyond their slack."""
+        if self._window[0] < 0.0:  # asked at the new pose before any substep
+            self._open_window(self._t0, self._t1)
         pairs = self._pairs
         if pairs is None or pairs.reach != reach:
             pairs = self._pairs = AnchoredPairs(reach, LIMIT * reach)
@@ -470,6 +481,11 @@ class MeshCollider:
         if self._ids.size != count:
             self._ids = np.arange(count)
         return self._ids
+
+
+def _least(values: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:
+    """Per triangle, the least of ``values`` (one per vertex) at its three corners."""
+    return np.minimum(np.minimum(values[corners[0]], values[corners[1]]), values[corners[2]])
 
 
 def _path_lengths(pos: np.ndarray, prev: np.ndarray | None, chosen: np.ndarray) -> np.ndarray:
