@@ -89,6 +89,9 @@ class MeshCollider:
         self._pairs: AnchoredPairs | None = None
         self._cur = np.zeros((0, 3))
         self._drift = self._offset = np.zeros(3)
+        # corner velocities in the drifting frame over the window (see ``_open_window``)
+        self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
+        self._rate_length = np.zeros(len(self.triangles), dtype=np.float32)
         self.set_pose(current if previous is None else previous, current)
 
     # poses -------------------------------------------------------------------------------
@@ -123,9 +126,6 @@ class MeshCollider:
             if not self.moving:
                 self._open_window(0.0, 1.0)
         self._static = self._end = self._pose(1.0)
-        if not hasattr(self, "_rate"):
-            self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
-            self._rate_length = np.zeros(len(self.triangles), dtype=np.float32)
         self.begin_substep(1.0, 1.0)
 
     def _open_window(self, start: float, end: float) -> None:
