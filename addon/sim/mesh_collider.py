@@ -9,11 +9,11 @@ frame). A point is kept ``outer + margin`` (the reach) in front of the surface:
   a point up to ``inner`` behind the surface is pushed out to the front;
 - two-sided (``inner == 0``): each point stays on the side it was on at the substep's start.
 
-Contacts come from candidate point-triangle pairs (``broad_phase.box_pairs`` on the
-triangles' boxes over the whole frame, grown by the reach plus a slack), kept for each point
-while it stays within the slack of where they were found (``candidates.py``), so most
-substeps reuse most of them. Per
-substep every pair gets its closest point (closest feature: face, edge or vertex, whose
+Contacts come from candidate point-triangle pairs (a ``broad_phase.BoxGrid`` of the
+triangles' boxes over the frame, grown by the reach plus a slack), kept for each point while
+it moves with its nearest triangle within a slack and no farther than the grown boxes allow
+(``surface_pairs.py``), so a cloth resting on a moving body is asked about about once a
+frame. Per substep every pair gets its closest point (closest feature: face, edge or vertex, whose
 normal is the push direction) and a swept test: a point whose path crosses the triangle's
 plane inside the triangle (both moving linearly over the substep) is pushed back to the side
 it came from, whatever the distance it ended at. Each point takes one contact: its earliest
@@ -25,15 +25,19 @@ from __future__ import annotations
 import numpy as np
 
 from .broad_phase import BoxGrid
-from .candidates import Candidates
 from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
 from .rows import put_rows, take_columns, take_rows
+from .surface_pairs import AnchoredPairs
 from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 
-WINDOW = 0.5  # a moving surface's candidates are found again every this much of a frame
-# how far a point may move before its pairs are found again, in reaches: small for points
-# in contact (fewer candidate triangles), large for the others (found again less often)
+WINDOW = 1.0  # a moving surface's candidates are found again every this much of a frame
+# how far a point may move relative to its nearest triangle before its pairs are found
+# again, in reaches: small for points in contact (fewer candidate triangles), large for the
+# others
 SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
+# how far a point may move in the drifting frame before its pairs are found again, in
+# reaches: the triangles' boxes in the grid are grown by this beyond the reach
+LIMIT = 0.5
 TINY_DISTANCE = 1e-9
 RIGID_TOLERANCE = 1e-7  # a surface whose corners moved alike within this moved as a whole
 # the grid's spacing, in median grown-box sides: finer cells let fewer boxes past a cell to
@@ -82,9 +86,12 @@ class MeshCollider:
         self.rebuilds = 0  # substeps that ran the broad phase (for tests and benchmarks)
         self._ids = np.zeros(0, dtype=np.int64)
         self._t0 = self._t1 = 1.0
-        self._pairs: Candidates | None = None
+        self._pairs: AnchoredPairs | None = None
         self._cur = np.zeros((0, 3))
         self._drift = self._offset = np.zeros(3)
+        # corner velocities in the drifting frame over the window (see ``_open_window``)
+        self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
+        self._rate_length = np.zeros(len(self.triangles), dtype=np.float32)
         self.set_pose(current if previous is None else previous, current)
 
     # poses -------------------------------------------------------------------------------
@@ -111,6 +118,8 @@ class MeshCollider:
         self._drift = drift
         if held:
             self._window = (0.0, 1.0)
+            self._rate = np.zeros_like(self._rate)  # nothing moves in the drifting frame
+            self._rate_length = np.zeros_like(self._rate_length)
         else:
             self._pairs = None  # found before this pose's change of shape: stale
             self._window = (-1.0, -1.0)  # a moving surface opens its first at the first substep
@@ -128,10 +137,23 @@ class MeshCollider:
         # and a body walking by moves its triangles (and the cloth on it) far less there
         a = self._prev + (self._cur - self._prev) * start - self._shift(start)
         b = self._prev + (self._cur - self._prev) * end - self._shift(end)
-        self._box_lo = np.minimum(a, b)[self.triangles].min(axis=1)  # (T, 3)
-        self._box_hi = np.maximum(a, b)[self.triangles].max(axis=1)
-        travel = np.linalg.norm(b - a, axis=1)[self.triangles].max(axis=1)
-        self._travel = travel.astype(np.float32)  # (T,) the farthest a corner moves in it
+        # (T, 3) boxes, one coordinate at a time (a reduction over a short axis is slow)
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        corners = [self.triangles[:, k] for k in range(3)]
+        self._box_lo = np.empty((len(self.triangles), 3))
+        self._box_hi = np.empty((len(self.triangles), 3))
+        for axis in range(3):
+            lo, hi = np.ascontiguousarray(low[:, axis]), np.ascontiguousarray(high[:, axis])
+            self._box_lo[:, axis] = _least(lo, corners)
+            self._box_hi[:, axis] = -_least(-hi, corners)
+        # each corner's velocity in the drifting frame, per unit of frame: (T, 12) rows of
+        # (x, y, z, 0) like ``_Pose.corners``, and the fastest corner's speed (T,)
+        rate = (self._cur - self._prev - self._drift).astype(np.float32)
+        self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
+        for k in range(3):
+            self._rate[:, 4 * k : 4 * k + 3] = rate[corners[k]]
+        speed = np.sqrt(np.einsum("ij,ij->i", rate, rate)).astype(np.float32)
+        self._rate_length = -_least(-speed, corners)
         self._pairs = None
         self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
         self._grid_grow = 0.0
@@ -150,7 +172,9 @@ class MeshCollider:
         if not self.moving:
             self._start = self._end = self._static
             return
-        if not (self._window[0] <= self._t0 and self._t1 <= self._window[1] + 1e-9):
+        if t0 == t1 == 1.0 and self._window[0] < 0.0:
+            pass  # a new pose: the window opens at the first substep (or query) that needs it
+        elif not (self._window[0] <= self._t0 and self._t1 <= self._window[1] + 1e-9):
             self._open_window(self._t0, max(self._t1, min(self._t0 + WINDOW, 1.0)))
         previous_end = self._end
         self._end = previous_end if previous_end.t == t1 else self._pose(t1)
@@ -302,21 +326,47 @@ class MeshCollider:
 
     def _candidates(
         self, pos: np.ndarray, prev: np.ndarray | None, reach: float, movable: np.ndarray | None
-    ) -> Candidates | None:
+    ) -> AnchoredPairs | None:
         """The candidate pairs, queried again for the points that moved beyond their slack."""
+        if self._window[0] < 0.0:  # asked at the new pose before any substep
+            self._open_window(self._t0, self._t1)
         pairs = self._pairs
         if pairs is None or pairs.reach != reach:
-            pairs = self._pairs = Candidates(self.triangles, reach)
+            pairs = self._pairs = AnchoredPairs(reach, LIMIT * reach)
         ids = self._all_ids(len(pos)) if movable is None else np.flatnonzero(movable)
         queries = pairs.queries
         here = self._drifted(pos, self._t1)
         start = None if prev is None else self._drifted(prev, self._t0)
+        end_pose, start_pose = self._end, self._start
+        t0, t1 = self._t0, self._t1
+
+        def anchor_end(tri: np.ndarray, w: np.ndarray) -> np.ndarray:
+            return self._anchor(end_pose, t1, tri, w)
+
+        def anchor_start(tri: np.ndarray, w: np.ndarray) -> np.ndarray:
+            return self._anchor(start_pose, t0, tri, w)
+
         pairs.refresh(
-            here, start, ids, lambda chosen: self._query(pos, here, start, chosen, reach)
+            here,
+            start,
+            anchor_end,
+            None if start is None else anchor_start,
+            ids,
+            lambda chosen: self._query(pos, here, start, chosen, reach),
         )
         if pairs.queries != queries:
             self.rebuilds += 1
         return pairs if pairs.count else None
+
+    def _anchor(self, pose: _Pose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Points ``(k, 3)`` float32 at barycentric ``w`` ``(k, 3)`` of triangles ``tri`` on
+        ``pose`` (at ``t``), in the drifting frame."""
+        rows = gather(pose.corners, tri)
+        out = rows[:, 0:3] * w[:, 0:1]
+        out += rows[:, 4:7] * w[:, 1:2]
+        out += rows[:, 8:11] * w[:, 2:3]
+        out -= self._shift(t).astype(np.float32)
+        return out
 
     def _drifted(self, rows: np.ndarray, t: float) -> np.ndarray:
         """Points ``(N, 3)`` float32 in the frame moving with the surface's mean, at ``t``."""
@@ -335,22 +385,23 @@ class MeshCollider:
         before: np.ndarray | None,
         chosen: np.ndarray,
         reach: float,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pairs of the ``chosen`` points and the slack of each (see the module).
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs of the ``chosen`` points, and each point's slack and anchor (its nearest
+        triangle and the barycentric weights of its closest point there; -1 and zeros for a
+        point with no triangle near).
 
-        A point keeps the triangles it may reach or cross, or that may become its nearest,
-        while it moves by at most its slack and the triangles by their travel this frame:
-        distance now within ``min(front reach, nearest + 2 slack) + slack + travel`` (the
-        reach behind a one-sided surface is ``inner``); motion is counted in the frame moving
-        with the surface's mean (``here``, ``before``). A point's slack is half its gap to
-        the reach, between the small one (in contact: fewer pairs, found again sooner) and
-        the large one. The path of this
-        substep (from ``prev``) counts too: the grid is asked at points along it, and the
-        distance now is lowered by the path's length, so a point that crossed a triangle
-        this substep keeps it.
+        A triangle is kept when it may come within reach (``inner`` behind a one-sided
+        surface), or nearer than the nearest, while the point stays within its slack ``s``
+        of its anchor and within the grid's growth in the drifting frame: the distance now
+        less a slop within that bound. The slop is the larger of ``s`` plus how far the
+        triangle's corners move relative to the anchor until the window ends, and (for this
+        substep, which the swept test covers) the point's path plus the corners' motion over
+        the substep. A point's slack is half its gap to the reach, between the small one
+        (in contact: fewer pairs) and the large one.
         """
         small, large = SLACK_CONTACT * reach, SLACK_FREE * reach
-        grow = max(reach, self.inner) + large
+        limit = LIMIT * reach
+        grow = max(reach, self.inner) + limit
         if self._grid is None or self._grid_grow != grow:
             lo, hi = self._box_lo - grow, self._box_hi + grow
             cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
@@ -359,30 +410,82 @@ class MeshCollider:
         path = _path_lengths(here, before, chosen)  # all in the drifting frame
         point, tri = _query_along(self._grid, here, before, chosen, path, grow)
         slack = np.full(chosen.size, large, dtype=np.float32)
+        anchor_tri = np.full(chosen.size, -1, dtype=np.int64)
+        anchor_w = np.zeros((chosen.size, 3), dtype=np.float32)
         if not point.size:
-            return chosen[point], tri, slack
+            return chosen[point], tri, slack, anchor_tri, anchor_w
+        remaining = np.float32(max(self._window[1] - self._t1, 0.0))
+        substep = np.float32(max(self._t1 - self._t0, 0.0))
+        speed = self._rate_length[tri]
+        # no triangle farther than any slop allows is worth its closest point
+        fastest = float(self._rate_length.max(initial=0.0))
         p = take_columns(pos, chosen[point]).astype(np.float32, copy=False)
         end = self._end
+        planes = end.plane_columns(tri)
+        height = dot(planes[0:3], p) - planes[3]
+        off = p - planes[4:7]
+        ball = np.sqrt(dot(off, off)) - planes[7]
+        lower = np.maximum(np.abs(height), ball)
+        future = max(large, limit) + 2.0 * fastest * float(remaining)
+        near = lower <= max(reach, self.inner) + np.maximum(future, path[point] + fastest * substep)
+        if not near.all():
+            point, tri, p, height, speed = (
+                point[near],
+                tri[near],
+                p[:, near],
+                height[near],
+                speed[near],
+            )
+        if not point.size:
+            return chosen[point], tri, slack, anchor_tri, anchor_w
         abc = end.corner_columns(tri)
-        q, _, _ = closest_points(p, *abc)
+        q, bary, _ = closest_points(p, *abc)
         e = p - q
         dist = np.sqrt(dot(e, e))
-        behind = dot(p, end.plane_columns(tri)[0:3]) < end.planes[tri, 3]
+        behind = height < 0
         in_reach = np.where(behind & (self.inner > 0), max(self.inner, reach), reach)
-        travel = self._travel[tri]
-        nearest = np.full(chosen.size, np.inf, dtype=np.float32)
-        np.minimum.at(nearest, point, dist - travel)
-        # half the gap to the reach: a point nearing the surface meets it before moving more
-        np.clip(0.5 * (nearest - reach), small, large, out=slack)
+        # each point's nearest pair (pairs come sorted by point): its anchor
+        first = np.ones(point.size, dtype=bool)
+        first[1:] = point[1:] != point[:-1]
+        starts = np.flatnonzero(first)
+        sizes = np.diff(np.append(starts, point.size))
+        nearest = np.minimum.reduceat(dist, starts)
+        group = np.cumsum(first) - 1
+        is_min = np.flatnonzero(dist <= nearest[group])
+        top = np.ones(is_min.size, dtype=bool)
+        top[1:] = point[is_min][1:] != point[is_min][:-1]
+        anchor_pair = is_min[top]  # one per group, in group order
+        owners = point[anchor_pair]
+        w = bary[:, anchor_pair].T.astype(np.float32)
+        anchor_tri[owners] = tri[anchor_pair]
+        anchor_w[owners] = w
+        slack[owners] = np.clip(0.5 * (nearest - reach), small, large)
+        # the anchor's velocity (3, groups), then each corner's relative to it per pair
+        rows = gather(self._rate, tri[anchor_pair])
+        anchor_rate = (
+            rows[:, 0:3] * w[:, 0:1] + rows[:, 4:7] * w[:, 1:2] + rows[:, 8:11] * w[:, 2:3]
+        )
+        pair_anchor = np.repeat(anchor_rate, sizes, axis=0)  # (pairs, 3)
+        tri_rate = gather(self._rate, tri)
+        relative = np.zeros(tri.size, dtype=np.float32)
+        for k in range(3):
+            d = tri_rate[:, 4 * k : 4 * k + 3] - pair_anchor
+            np.maximum(relative, np.sqrt(np.einsum("ij,ij->i", d, d)), out=relative)
         s = slack[point]
-        bound = np.minimum(in_reach, nearest[point] + 2.0 * s + travel.max(initial=0.0))
-        keep = dist - path[point] <= bound + s + travel
-        return chosen[point[keep]], tri[keep], slack
+        slop = np.maximum(s + relative * remaining, path[point] + speed * substep)
+        slop_near = np.repeat(slop[anchor_pair], sizes)
+        keep = dist <= np.minimum(in_reach + slop, np.repeat(nearest, sizes) + slop_near + slop)
+        return chosen[point[keep]], tri[keep], slack, anchor_tri, anchor_w
 
     def _all_ids(self, count: int) -> np.ndarray:
         if self._ids.size != count:
             self._ids = np.arange(count)
         return self._ids
+
+
+def _least(values: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:
+    """Per triangle, the least of ``values`` (one per vertex) at its three corners."""
+    return np.minimum(np.minimum(values[corners[0]], values[corners[1]]), values[corners[2]])
 
 
 def _path_lengths(pos: np.ndarray, prev: np.ndarray | None, chosen: np.ndarray) -> np.ndarray:

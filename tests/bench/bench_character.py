@@ -2,23 +2,35 @@
 skinned body, xof's cloth vs Blender's Cloth modifier on the same scene, one run each.
 
     .venv/bin/python tests/bench/bench_character.py [--frames 36] [--no-blender]
+        [--no-self] [--profile FILE] [--quiet]
 
 Scene (generated here): a body of capsules (torso, head, arms, legs; about 20k triangles)
-skinned rigidly to an armature whose root walks forward and turns 90 degrees while the legs
-and arms swing; the body carries Blender's Collision modifier (thickness_outer 0.02,
-cloth_friction 5), which xof reads too. The cape is a 100 x 100 grid (0.5 m x 0.9 m)
-hanging behind the back, skinned to the torso, its top row pinned (xof: mass 0 in
-``cloth_mass``; Blender: weight 1 in ``pin``). xof: default cloth settings, self-collision
-on (0.015 m). Blender: Cloth quality 5, collision and self-collision on (its defaults).
-Per run: median ms per ``frame_set`` after the first frame, the deepest cape point inside
-the body over the run (capsules evaluated analytically from the posed bones; positive =
-inside the surface), intersecting cape triangle pairs at the last frame (pairs sharing a
-vertex excluded), and structural stretch p99 at the last frame.
+skinned rigidly to an armature whose root walks forward and turns 90 degrees while the
+torso leans forward (0.2-0.5 rad) and twists, the legs and arms swing (body and cape are
+parented to the rig: an Armature modifier deforms in the rig's space); the body carries
+Blender's Collision modifier (thickness_outer 0.02, cloth_friction 5), which xof reads too.
+The cape is a 100 x 100 grid (0.5 m x 0.9 m) wrapped around the back just outside the
+reach (surface + thickness + xof's margin + 1 mm), skinned to the torso, its top row pinned
+at the shoulders (xof: mass 0 in ``cloth_mass``; Blender: weight 1 in ``pin``): it rests on
+the back, the lean presses the back into it and the legs kick its lower half as they swing
+back. xof: default cloth settings, self-collision on (0.015 m; ``--no-self``: off). Blender:
+Cloth quality 5, collision and self-collision on (its defaults).
+
+Per frame (``--quiet``: summary only): wall and CPU ms of ``frame_set``, the signed
+distance of the cape's nearest point to the body surface (mm, negative = inside), measured
+two independent ways: against the evaluated body's triangles (``mathutils`` BVHTree, sign
+from the face normal) and against the posed capsules (analytic, from the bone matrices; the
+mesh is inscribed in them, up to 0.15 mm inside), and how many cape points are within the
+thickness (closer than 0.02 m). Per run: median ms per frame after the first, the smallest
+distance over the run, intersecting cape triangle pairs at the last frame (pairs sharing a
+vertex excluded) and structural stretch p99 at the last frame. ``--profile`` writes a
+cProfile of xof's frames (``python -m pstats FILE``).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
 import statistics
 import sys
@@ -35,6 +47,7 @@ sys.path.insert(0, str(_LINK))
 sys.path.insert(0, str(ROOT))
 
 import bpy  # noqa: E402
+from mathutils.bvhtree import BVHTree  # noqa: E402
 
 from tests.sim.meshes import grid_triangles, intersecting_pairs, uv_sphere  # noqa: E402
 
@@ -50,7 +63,10 @@ PARTS = {
 PIVOTS = {"torso": (0.0, 0.0, 0.95), "arm.L": (0.26, 0.0, 1.40), "arm.R": (-0.26, 0.0, 1.40),
           "leg.L": (0.09, 0.0, 0.9), "leg.R": (-0.09, 0.0, 0.9)}  # fmt: skip
 CAPE_N, CAPE_W, CAPE_L = 100, 0.5, 0.9
-CAPE_TOP, CAPE_Y = 1.40, 0.20  # behind the back (the body faces -y)
+THICKNESS = 0.02  # the body's Collision modifier thickness_outer
+# wrapped around the torso's back (the body faces -y) 1 mm outside xof's reach (thickness +
+# the default collision margin 0.005)
+CAPE_TOP, CAPE_RADIUS = 1.40, 0.17 + THICKNESS + 0.005 + 0.001
 
 
 def capsule(start, end, radius, rings, segments) -> tuple[np.ndarray, np.ndarray]:
@@ -97,8 +113,10 @@ def build_body() -> tuple[bpy.types.Object, bpy.types.Object]:
     for bone, ids in groups:
         group = body.vertex_groups.get(bone) or body.vertex_groups.new(name=bone)
         group.add(ids.tolist(), 1.0, "REPLACE")
+    body.parent = rig  # the Armature modifier deforms in the rig's space: parented, it walks
     body.modifiers.new("Armature", "ARMATURE").object = rig
     body.modifiers.new("Collision", "COLLISION")
+    body.collision.thickness_outer = THICKNESS
     animate(rig)
     return rig, body
 
@@ -112,6 +130,11 @@ def animate(rig: bpy.types.Object, frames: int = 48) -> None:
         rig.keyframe_insert("location", frame=f)
         rig.keyframe_insert("rotation_euler", frame=f)
         swing = 0.45 * np.sin(2 * np.pi * t)
+        torso = rig.pose.bones["torso"]
+        torso.rotation_mode = "XYZ"  # lean forward 0.2-0.5 rad (the cape lies on the back)
+        lean = 0.35 - 0.15 * np.cos(2 * np.pi * t)
+        torso.rotation_euler = (lean, 0.2 * np.sin(np.pi * t), 0.0)  # and twist +-0.2 rad
+        torso.keyframe_insert("rotation_euler", frame=f)
         for name, sign in (("leg.L", 1), ("leg.R", -1), ("arm.L", -1), ("arm.R", 1)):
             pb = rig.pose.bones[name]
             pb.rotation_mode = "XYZ"
@@ -120,10 +143,11 @@ def animate(rig: bpy.types.Object, frames: int = 48) -> None:
 
 
 def build_cape(rig: bpy.types.Object, name: str) -> bpy.types.Object:
-    xs = np.linspace(-CAPE_W / 2, CAPE_W / 2, CAPE_N)
+    arc = np.linspace(-CAPE_W / 2, CAPE_W / 2, CAPE_N) / CAPE_RADIUS  # around the back
     zs = np.linspace(CAPE_TOP, CAPE_TOP - CAPE_L, CAPE_N)
-    gx, gz = np.meshgrid(xs, zs)
-    verts = np.stack([gx.ravel(), np.full(gx.size, CAPE_Y), gz.ravel()], axis=1)
+    ga, gz = np.meshgrid(arc, zs)
+    x, y = CAPE_RADIUS * np.sin(ga), CAPE_RADIUS * np.cos(ga)
+    verts = np.stack([x.ravel(), y.ravel(), gz.ravel()], axis=1)
     i, j = np.meshgrid(np.arange(CAPE_N - 1), np.arange(CAPE_N - 1))
     a = (j * CAPE_N + i).ravel()
     quads = np.stack([a, a + CAPE_N, a + CAPE_N + 1, a + 1], axis=1)
@@ -132,6 +156,7 @@ def build_cape(rig: bpy.types.Object, name: str) -> bpy.types.Object:
     cape = bpy.data.objects.new(name, mesh)
     bpy.context.scene.collection.objects.link(cape)
     cape.vertex_groups.new(name="torso").add(list(range(len(verts))), 1.0, "REPLACE")
+    cape.parent = rig
     cape.modifiers.new("Armature", "ARMATURE").object = rig
     return cape
 
@@ -148,9 +173,10 @@ def stretch_p99(pos: np.ndarray, rest: np.ndarray) -> float:
     return float(np.percentile(np.abs(length / rest_length - 1.0), 99))
 
 
-def depth_inside(rig: bpy.types.Object, points: np.ndarray) -> float:
-    """The deepest of ``points`` inside the posed capsules (positive = inside)."""
-    deepest = -np.inf
+def capsule_distance(rig: bpy.types.Object, points: np.ndarray) -> np.ndarray:
+    """Signed distance ``(N,)`` of ``points`` to the posed capsules' union (negative =
+    inside)."""
+    nearest = np.full(len(points), np.inf)
     for bone, start, end, radius, _, _ in PARTS.values():
         m = (
             np.array(rig.matrix_world)
@@ -162,8 +188,37 @@ def depth_inside(rig: bpy.types.Object, points: np.ndarray) -> float:
         d = b - a
         t = np.clip((points - a) @ d / max(d @ d, 1e-12), 0.0, 1.0)
         dist = np.linalg.norm(points - (a + t[:, None] * d), axis=1)
-        deepest = max(deepest, float((radius - dist).max()))
-    return deepest
+        np.minimum(nearest, dist - radius, out=nearest)
+    return nearest
+
+
+def mesh_distance(body: bpy.types.Object, points: np.ndarray, limit: float = 0.1) -> np.ndarray:
+    """Signed distance ``(N,)`` of ``points`` to the evaluated body's triangles (negative =
+    behind the nearest face, i.e. inside; ``limit`` for points farther than ``limit``)."""
+    verts, tris = evaluated_triangles(body)
+    tree = BVHTree.FromPolygons(verts.tolist(), tris.tolist())
+    out = np.full(len(points), limit)
+    for i, p in enumerate(points.tolist()):
+        loc, normal, _, dist = tree.find_nearest(p, limit)
+        if loc is not None:
+            side = (p[0] - loc[0]) * normal[0] + (p[1] - loc[1]) * normal[1]
+            side += (p[2] - loc[2]) * normal[2]
+            out[i] = dist if side >= 0 else -dist
+    return out
+
+
+def evaluated_triangles(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
+    """World-space vertices and triangles of the evaluated object."""
+    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = ev.to_mesh()
+    mesh.calc_loop_triangles()
+    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    ev.to_mesh_clear()
+    m = np.array(ev.matrix_world)
+    return co.reshape(-1, 3).astype(float) @ m[:3, :3].T + m[:3, 3], tris.reshape(-1, 3)
 
 
 def world_positions(obj: bpy.types.Object) -> np.ndarray:
@@ -176,30 +231,70 @@ def world_positions(obj: bpy.types.Object) -> np.ndarray:
     return co.reshape(-1, 3).astype(float) @ m[:3, :3].T + m[:3, 3]
 
 
-def play(cape: bpy.types.Object, rig: bpy.types.Object, frames: int) -> dict:
+def play(
+    cape: bpy.types.Object,
+    rig: bpy.types.Object,
+    body: bpy.types.Object,
+    frames: int,
+    quiet: bool = False,
+    profile: str | None = None,
+) -> dict:
     scene = bpy.context.scene
     scene.frame_set(1)
     rest = world_positions(cape)
-    times, deepest = [], -np.inf
+    times, cpu, nearest_mesh, nearest_capsule = [], [], [], []
+    profiler = cProfile.Profile() if profile else None
     for f in range(2, frames + 2):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
+        if profiler is not None:
+            profiler.enable()
         scene.frame_set(f)
         pos = world_positions(cape)  # make sure it is computed
+        if profiler is not None:
+            profiler.disable()
         times.append(time.perf_counter() - t)
-        deepest = max(deepest, depth_inside(rig, pos))
+        cpu.append(time.process_time() - c)
+        by_mesh = mesh_distance(body, pos)
+        by_capsule = capsule_distance(rig, pos)
+        nearest_mesh.append(float(by_mesh.min()))
+        nearest_capsule.append(float(by_capsule.min()))
+        if not quiet:
+            print(
+                f"  frame {f}: {1e3 * times[-1]:7.1f} ms ({1e3 * cpu[-1]:7.1f} CPU); nearest to "
+                f"the body {1e3 * nearest_mesh[-1]:+6.1f} mm (mesh) "
+                f"{1e3 * nearest_capsule[-1]:+6.1f} mm (capsules); within the thickness "
+                f"{int((by_mesh < THICKNESS).sum())} points"
+            )
+    if profiler is not None and profile:
+        profiler.dump_stats(profile)
     tris = grid_triangles(CAPE_N, CAPE_N)
     return {
         "ms": 1e3 * statistics.median(times),
-        "deepest": deepest,
+        "cpu": 1e3 * statistics.median(cpu),
+        "nearest": min(nearest_mesh),
+        "nearest_capsule": min(nearest_capsule),
+        "inside_frames": sum(d < 0 for d in nearest_mesh),
         "crossing": intersecting_pairs(pos, tris),
         "p99": stretch_p99(pos, rest),
     }
+
+
+def summary(name: str, r: dict) -> str:
+    return (
+        f"{name}: {r['ms']:.1f} ms/frame ({r['cpu']:.1f} CPU); nearest to the body over the run "
+        f"{1e3 * r['nearest']:+.1f} mm (mesh), {1e3 * r['nearest_capsule']:+.1f} mm (capsules), "
+        f"frames with a point inside {r['inside_frames']}; intersecting cape pairs at the end "
+        f"{r['crossing']}; stretch p99 {100 * r['p99']:.2f}%"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--frames", type=int, default=36)
     parser.add_argument("--no-blender", action="store_true")
+    parser.add_argument("--no-self", action="store_true", help="xof without self-collision")
+    parser.add_argument("--profile", help="write a cProfile of xof's frames here")
+    parser.add_argument("--quiet", action="store_true", help="no per-frame lines")
     args = parser.parse_args()
     bpy.ops.wm.read_homefile(use_empty=True)
     from xof.tests.scene.cloth_fixtures import register_physics
@@ -223,14 +318,10 @@ def main() -> None:
     props = ours.xof_physics
     props.enabled = True
     props.collider_collection = colliders
-    props.self_collision = True
+    props.self_collision = not args.no_self
     props.frame_start, props.frame_end = 1, args.frames + 1
-    xof = play(ours, rig, args.frames)
-    print(
-        f"xof: {xof['ms']:.1f} ms/frame; deepest inside the body {1e3 * xof['deepest']:.1f} mm; "
-        f"intersecting cape pairs at the end {xof['crossing']}; stretch p99 "
-        f"{100 * xof['p99']:.2f}%"
-    )
+    xof = play(ours, rig, body, args.frames, args.quiet, args.profile)
+    print(summary("xof", xof))
     if args.no_blender:
         return
     props.enabled = False
@@ -243,13 +334,12 @@ def main() -> None:
     cloth.collision_settings.use_collision = True
     cloth.collision_settings.use_self_collision = True
     cloth.point_cache.frame_start, cloth.point_cache.frame_end = 1, args.frames + 1
-    native = play(theirs, rig, args.frames)
+    native = play(theirs, rig, body, args.frames, args.quiet)
+    print(summary("Blender Cloth", native))
     print(
-        f"Blender Cloth: {native['ms']:.1f} ms/frame; deepest inside the body "
-        f"{1e3 * native['deepest']:.1f} mm; intersecting cape pairs at the end "
-        f"{native['crossing']}; stretch p99 {100 * native['p99']:.2f}%"
+        f"ratio Blender / xof: {native['ms'] / xof['ms']:.1f}x wall, "
+        f"{native['cpu'] / xof['cpu']:.1f}x CPU"
     )
-    print(f"ratio Blender / xof: {native['ms'] / xof['ms']:.1f}x")
     print(f"load average after: {os.getloadavg()}")
 
 

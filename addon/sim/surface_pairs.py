@@ -1,0 +1,146 @@
+"""Candidate point-triangle pairs of a mesh collider, kept while each point moves with the
+surface it lies on.
+
+Like ``candidates.Candidates`` (pairs sorted by point, refreshed point by point), but a
+point's pairs hold while two bounds hold since they were found:
+
+- its motion relative to its *anchor* (the closest point of its nearest triangle, carried
+  with that triangle's corners) is within its slack ``s``: a cape resting on a moving back
+  moves with it and is not asked again however far the back carries it;
+- its absolute motion (in the collider's drifting frame) is within ``limit``: the grid the
+  pairs came from listed every triangle box grown by ``limit`` (beyond the reach), so no
+  triangle it could reach was left out.
+
+The query (``query(ids) -> (points, tris, slacks, anchor tris, anchor weights)``) keeps the
+triangles that may come within reach, or become the nearest, while those hold, given how
+far each triangle moves relative to the anchor until the window ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+Query = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+Anchor = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tris, weights) -> points (k, 3)
+FULL_REBUILD_FRACTION = 0.5  # beyond this share of points moved, query them all at once
+
+
+class AnchoredPairs:
+    """Pairs (``point``, ``tri``) sorted by point; per point where it was when its pairs
+    were found, its anchor (triangle, barycentric weights, position then) and its slack."""
+
+    def __init__(self, reach: float, limit: float) -> None:
+        self.reach = float(reach)
+        self.limit2 = np.float32(limit) ** 2
+        self.point = np.zeros(0, dtype=np.int64)
+        self.tri = np.zeros(0, dtype=np.int64)
+        self.count = 0
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.group_sizes = np.zeros(0, dtype=np.int64)
+        self.built: np.ndarray | None = None  # (N, 3) float32
+        self.slack2 = np.zeros(0, dtype=np.float32)
+        self.anchor_tri = np.zeros(0, dtype=np.int64)  # -1: none (no triangle near)
+        self.anchor_w = np.zeros((0, 3), dtype=np.float32)
+        self.anchor_at = np.zeros((0, 3), dtype=np.float32)
+        self.queries = 0  # points queried so far (for tests and benchmarks)
+
+    def refresh(
+        self,
+        here: np.ndarray,
+        start: np.ndarray | None,
+        anchor_here: Anchor,
+        anchor_start: Anchor | None,
+        ids: np.ndarray,
+        query: Query,
+    ) -> None:
+        """Query again the points of ``ids`` whose substep started or ended beyond either
+        bound (all of them the first time); ``here``/``start`` ``(N, 3)`` float32 in the
+        drifting frame, ``anchor_here``/``anchor_start`` the anchors' positions then."""
+        if self.built is None or self.built.shape != here.shape:
+            n = len(here)
+            self.built = here.copy()
+            self.slack2 = np.zeros(n, dtype=np.float32)
+            self.anchor_tri = np.full(n, -1, dtype=np.int64)
+            self.anchor_w = np.zeros((n, 3), dtype=np.float32)
+            self.anchor_at = np.zeros((n, 3), dtype=np.float32)
+            self._replace(ids, *query(ids), here=here, anchor=anchor_here, full=True)
+            return
+        far = self._beyond(here, anchor_here, ids)
+        if start is not None and anchor_start is not None:
+            far |= self._beyond(start, anchor_start, ids)
+        moved = ids[far]
+        if not moved.size:
+            return
+        full = moved.size > FULL_REBUILD_FRACTION * ids.size
+        chosen = ids if full else moved
+        self._replace(chosen, *query(chosen), here=here, anchor=anchor_here, full=full)
+
+    def _beyond(self, rows: np.ndarray, anchor: Anchor, ids: np.ndarray) -> np.ndarray:
+        assert self.built is not None
+        moved = rows[ids] - self.built[ids]
+        out = _norm2(moved) > self.limit2
+        tri = self.anchor_tri[ids]
+        has = np.flatnonzero(tri >= 0)
+        if has.size:
+            carried = anchor(tri[has], self.anchor_w[ids[has]]) - self.anchor_at[ids[has]]
+            out[has] |= _norm2(moved[has] - carried) > self.slack2[ids[has]]
+        return out
+
+    def _replace(
+        self,
+        ids: np.ndarray,
+        point: np.ndarray,
+        tri: np.ndarray,
+        slack: np.ndarray,
+        anchor_tri: np.ndarray,
+        anchor_w: np.ndarray,
+        here: np.ndarray,
+        anchor: Anchor,
+        full: bool,
+    ) -> None:
+        assert self.built is not None
+        self.queries += int(ids.size)
+        self.built[ids] = here[ids]
+        self.slack2[ids] = np.square(slack, dtype=np.float32)
+        self.anchor_tri[ids] = anchor_tri
+        self.anchor_w[ids] = anchor_w
+        has = np.flatnonzero(anchor_tri >= 0)
+        if has.size:
+            self.anchor_at[ids[has]] = anchor(anchor_tri[has], anchor_w[has])
+        if not full and self.count:
+            stale = np.zeros(int(max(self.point.max(), ids.max())) + 1, dtype=bool)
+            stale[ids] = True
+            keep = ~stale[self.point]
+            point = np.concatenate([self.point[keep], point])
+            tri = np.concatenate([self.tri[keep], tri])
+        order = np.argsort(point, kind="stable")
+        self.point = np.ascontiguousarray(point[order])
+        self.tri = np.ascontiguousarray(tri[order])
+        self.count = int(self.point.size)
+        first = np.ones(self.count, dtype=bool)
+        first[1:] = self.point[1:] != self.point[:-1]
+        self.starts = np.flatnonzero(first)
+        self.group_sizes = np.diff(np.append(self.starts, self.count))
+
+    def best(self, key: np.ndarray) -> np.ndarray:
+        """Per point, the pair with the smallest finite ``key`` (first on ties): pair ids."""
+        if not self.count:
+            return np.zeros(0, dtype=np.int64)
+        lowest = np.minimum.reduceat(key, self.starts)
+        chosen = np.flatnonzero(np.isfinite(key) & (key <= np.repeat(lowest, self.group_sizes)))
+        if not chosen.size:
+            return chosen
+        owner = self.point[chosen]
+        first = np.ones(chosen.size, dtype=bool)
+        first[1:] = owner[1:] != owner[:-1]
+        return chosen[first]
+
+
+def _norm2(rows: np.ndarray) -> np.ndarray:
+    """Squared lengths of ``(k, 3)`` rows."""
+    out = rows[:, 0] * rows[:, 0]
+    out += rows[:, 1] * rows[:, 1]
+    out += rows[:, 2] * rows[:, 2]
+    return out
