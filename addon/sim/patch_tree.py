@@ -9,8 +9,8 @@ root down, dropped as a whole when
 - their boxes, grown by the reach, are apart;
 - every point-triangle pair between them is within the excluded rest distance (their rest
   boxes are that close even at their farthest);
-- the node (or two nodes sharing a vertex) is flat: normals within ``FLAT_ANGLE`` of one
-  axis. A nearly flat patch of a cloth that stretches little lies over its plane like a map
+- the node (or two nodes sharing a vertex) is flat: normals within the flat angle
+  (cosine ``FLAT_COS``) of one axis. A nearly flat patch of a cloth that stretches little lies over its plane like a map
   of its rest shape, so points of it that are far apart at rest stay far apart now.
 
 A flat cloth, however fine, thus costs a few node tests and no point-triangle pair: pairs
@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 LEAF_TRIANGLES = 8
-# normals within this angle of a patch's axis (cos 0.9): a pair excluded by less than its
+# normals within this angle of a patch's axis (its cosine): a pair excluded by less than its
 # rest distance keeps at least 0.9 of it through the patch's tilt
-FLAT_ANGLE = float(np.arccos(0.9))
+FLAT_COS = 0.9
 
 
 class PatchTree:
@@ -136,81 +136,107 @@ class PatchTree:
         """Leaf pairs ``(a, b)`` (leaf indices, ``a <= b``) whose points and triangles may
         come within ``reach`` of each other at ``positions`` ``(N, 3)`` with some pair
         farther than ``excluded`` apart at rest (see the module)."""
+        empty = np.zeros(0, dtype=np.int64)
         if not len(self.triangles):
-            empty = np.zeros(0, dtype=np.int64)
             return empty, empty
-        lo, hi, axis, half = self._cones(positions)
+        lo, hi, axis, cos = self._cones(positions)
         self.lo, self.hi = lo, hi  # the boxes of this query, for the caller's finer tests
+        lo_c = [np.ascontiguousarray(lo[:, k]) - reach for k in range(3)]
+        hi_c = [np.ascontiguousarray(hi[:, k]) for k in range(3)]
+        rest_lo = [np.ascontiguousarray(self.rest_lo[:, k]) for k in range(3)]
+        rest_hi = [np.ascontiguousarray(self.rest_hi[:, k]) for k in range(3)]
+        flat_node = (cos >= FLAT_COS) & self.connected
         span = 2 * self.leaf_base
         a = b = np.ones(1, dtype=np.int64)
-        found_a, found_b = [], []
         ex2 = excluded * excluded
-        while a.size:
+        while True:
+            # boxes grown by the reach apart, or all their pairs excluded at rest (the
+            # farthest rest distance between the boxes is within the exclusion)
+            keep = np.ones(a.size, dtype=bool)
+            far = np.zeros(a.size)
+            for k in range(3):
+                keep &= np.take(lo_c[k], a) <= np.take(hi_c[k], b)
+                keep &= np.take(lo_c[k], b) <= np.take(hi_c[k], a)
+                span_k = np.maximum(
+                    np.take(rest_hi[k], b) - np.take(rest_lo[k], a),
+                    np.take(rest_hi[k], a) - np.take(rest_lo[k], b),
+                )
+                far += span_k * span_k
+            keep &= far > ex2
+            a, b = a[keep], b[keep]
             same = a == b
-            # farthest rest distance between the two boxes: within the exclusion, all excluded
-            far = np.maximum(self.rest_hi[b] - self.rest_lo[a], self.rest_hi[a] - self.rest_lo[b])
-            keep = (far * far).sum(axis=1) > ex2
-            near = ((lo[a] - reach <= hi[b]) & (lo[b] - reach <= hi[a])).all(axis=1)
-            keep &= near
-            flat = same & (half[a] <= FLAT_ANGLE) & self.connected[a]
-            cross = np.flatnonzero(keep & ~same)
-            if cross.size:
-                ca, cb = a[cross], b[cross]
-                keys = ca * span + cb
-                at = np.searchsorted(self.adjacent, keys).clip(max=max(self.adjacent.size - 1, 0))
-                touching = self.adjacent[at] == keys if self.adjacent.size else keys < 0
-                joint = _union_half(axis, half, ca, cb)
-                whole = self.connected[ca] & self.connected[cb] & touching
-                flat[cross] = whole & (joint <= FLAT_ANGLE)
-            keep &= ~flat
+            flat = np.take(flat_node, a) & np.take(flat_node, b)
+            flat_self = flat & same
+            # two flat nodes sharing a vertex, flat together (their normals about the
+            # joint axis within the flat angle)
+            pick = np.flatnonzero(flat & ~same)
+            if pick.size and self.adjacent.size:
+                keys = a[pick] * span + b[pick]
+                at = np.searchsorted(self.adjacent, keys).clip(max=self.adjacent.size - 1)
+                pick = pick[self.adjacent[at] == keys]
+                flat_self[pick] = _flat_together(axis, cos, a[pick], b[pick])
+            keep = ~flat_self
             a, b, same = a[keep], b[keep], same[keep]
             if not a.size:
-                break
+                return empty, empty
             if a[0] >= self.leaf_base:  # all pairs are of one level
-                found_a.append(a - self.leaf_base)
-                found_b.append(b - self.leaf_base)
-                break
-            sa, sb = a[same], b[~same]
-            ca = a[~same]
-            a = np.concatenate([2 * sa, 2 * sa + 1, 2 * sa] + [2 * ca + i for i in (0, 0, 1, 1)])
+                return a - self.leaf_base, b - self.leaf_base
+            sa, ca, cb = a[same], a[~same], b[~same]
+            a = np.concatenate([2 * sa, 2 * sa + 1, 2 * sa, 2 * ca, 2 * ca, 2 * ca + 1, 2 * ca + 1])
             b = np.concatenate(
-                [2 * sa, 2 * sa + 1, 2 * sa + 1] + [2 * sb + j for j in (0, 1, 0, 1)]
+                [2 * sa, 2 * sa + 1, 2 * sa + 1, 2 * cb, 2 * cb + 1, 2 * cb, 2 * cb + 1]
             )
-        if not found_a:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty
-        return np.concatenate(found_a), np.concatenate(found_b)
 
     def _cones(
         self, positions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per node (heap id): current box lo, hi ``(2L, 3)``, unit cone axis ``(2L, 3)``
-        and half-angle ``(2L,)`` (pi where the normals cancel)."""
-        corners = positions[self.triangles]  # (T, 3, 3)
-        a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
-        lo, hi = self._leaf_reduce(np.minimum(np.minimum(a, b), c), np.maximum(np.maximum(a, b), c))
-        normal = np.cross(b - a, c - a)  # twice the area, so big triangles weigh more
-        starts = self.tri_bounds[:-1]
-        total = np.add.reduceat(normal, starts, axis=0)
+        (the normalised sum of its triangles' area-weighted normals) and the cosine of the
+        cone's half-angle ``(2L,)``, the least of its triangles' (-1 where the normals
+        cancel or a triangle collapsed)."""
+        tri = self.triangles
+        c = [np.take(positions[:, k], tri) for k in range(3)]  # (T, 3) per axis
+        lo = np.stack([x.min(axis=1) for x in c], axis=1)
+        hi = np.stack([x.max(axis=1) for x in c], axis=1)
+        lo, hi = self._leaf_reduce(lo, hi)
+        e1 = [x[:, 1] - x[:, 0] for x in c]
+        e2 = [x[:, 2] - x[:, 0] for x in c]
+        normal = np.stack(
+            [
+                e1[1] * e2[2] - e1[2] * e2[1],
+                e1[2] * e2[0] - e1[0] * e2[2],
+                e1[0] * e2[1] - e1[1] * e2[0],
+            ],
+            axis=1,
+        )  # twice the area: big triangles weigh more in the axis
+        total = _up(np.add.reduceat(normal, self.tri_bounds[:-1], axis=0), np.add)
         axis = _unit(total)
-        length = np.sqrt((normal * normal).sum(axis=1))
-        leaf_axis = np.repeat(axis, np.diff(self.tri_bounds), axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cos = (normal * leaf_axis).sum(axis=1) / length
-        cos = np.where(length > 0, cos, -1.0)  # a collapsed triangle bounds nothing
-        half = np.arccos(np.clip(np.minimum.reduceat(cos, starts), -1.0, 1.0))
-        half = np.where((axis * axis).sum(axis=1) > 0, half, np.pi)
-        lo_all, hi_all = _up(lo, np.minimum), _up(hi, np.maximum)
-        total_all = _up(total, np.add)
-        axis_all = _unit(total_all)
-        half_all = np.full(2 * self.leaf_base, np.pi)
-        half_all[self.leaf_base :] = half
-        for level in range(self.depth - 1, -1, -1):
+        unit = _unit(normal)
+        collapsed = (unit * unit).sum(axis=1) == 0
+        cos = np.full(2 * self.leaf_base, -1.0)
+        for level in range(self.depth + 1):
             nodes = np.arange(1 << level, 2 << level)
-            half_all[nodes] = _union_half(
-                axis_all, half_all, 2 * nodes, 2 * nodes + 1, axis_all[nodes]
-            )
-        return lo_all, hi_all, axis_all, half_all
+            step = 1 << (self.depth - level)
+            bounds = self.tri_bounds[::step]
+            ax = np.repeat(axis[nodes], np.diff(bounds), axis=0)
+            d = (unit * ax).sum(axis=1)
+            d[collapsed] = -1.0
+            cos[nodes] = np.minimum.reduceat(d, bounds[:-1])
+        cos[(axis * axis).sum(axis=1) == 0] = -1.0
+        return _up(lo, np.minimum), _up(hi, np.maximum), axis, cos
+
+
+def _flat_together(axis: np.ndarray, cos: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether the normals of nodes ``a`` and ``b`` together lie within the flat angle of
+    their joint axis: cos(angle to a's axis + a's half-angle) >= ``FLAT_COS``, same for b."""
+    joint = _unit(axis[a] + axis[b])
+    ok = (joint * joint).sum(axis=1) > 0
+    for node in (a, b):
+        c_axis = np.clip((joint * axis[node]).sum(axis=1), -1.0, 1.0)
+        c_half = cos[node]
+        bound = c_axis * c_half - np.sqrt((1 - c_axis * c_axis) * (1 - c_half * c_half))
+        ok &= (c_axis > 0) & (c_half > 0) & (bound >= FLAT_COS)
+    return ok
 
 
 def _kd_order(centroids: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
@@ -237,7 +263,7 @@ def _kd_order(centroids: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray
 def _up(leaf_values: np.ndarray, combine: np.ufunc) -> np.ndarray:
     """Values of every node by heap id from the leaves' (row 0 unused)."""
     leaves = len(leaf_values)
-    out = np.zeros((2 * leaves,) + leaf_values.shape[1:], dtype=leaf_values.dtype)
+    out = np.zeros((2 * leaves, *leaf_values.shape[1:]), dtype=leaf_values.dtype)
     out[leaves:] = leaf_values
     width = leaves // 2
     while width:
@@ -252,20 +278,3 @@ def _unit(v: np.ndarray) -> np.ndarray:
     length = np.sqrt((v * v).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(length[:, None] > 0, v / length[:, None], 0.0)
-
-
-def _union_half(
-    axis: np.ndarray,
-    half: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    joint: np.ndarray | None = None,
-) -> np.ndarray:
-    """A half-angle bounding the normals of nodes ``a`` and ``b`` together, about their
-    joint axis (``joint``, default the normalised sum of their axes)."""
-    if joint is None:
-        joint = _unit(axis[a] + axis[b])
-    ok = (joint * joint).sum(axis=1) > 0
-    ang_a = np.arccos(np.clip((joint * axis[a]).sum(axis=1), -1.0, 1.0)) + half[a]
-    ang_b = np.arccos(np.clip((joint * axis[b]).sum(axis=1), -1.0, 1.0)) + half[b]
-    return np.where(ok, np.maximum(ang_a, ang_b), np.pi)
