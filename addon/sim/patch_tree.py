@@ -10,8 +10,9 @@ root down, dropped as a whole when
 - every point-triangle pair between them is within the excluded rest distance (their rest
   boxes are that close even at their farthest);
 - the node (or two nodes sharing a vertex) is flat: normals within the flat angle
-  (cosine ``FLAT_COS``) of one axis. A nearly flat patch of a cloth that stretches little lies over its plane like a map
-  of its rest shape, so points of it that are far apart at rest stay far apart now.
+  (cosine ``FLAT_COS``) of one axis. A nearly flat patch of a cloth that stretches little
+  lies over its plane like a map of its rest shape, so points of it that are far apart at
+  rest stay far apart now.
 
 A flat cloth, however fine, thus costs a few node tests and no point-triangle pair: pairs
 are only enumerated between leaves where the cloth curves or folds back near itself.
