@@ -75,6 +75,8 @@ class SelfCollision:
         self.rebuilds = 0
         self._pairs: Candidates | None = None
         self._slack = 0.0
+        self._tri_of: Candidates | None = None  # the pairs _tri_ids/_tri_slot belong to
+        self._tri_ids = self._tri_slot = np.zeros(0, dtype=np.int64)
         self._ids = np.arange(len(rest))
         self._rest = np.ascontiguousarray(rest.T, dtype=np.float32)  # (3, N)
         self.tree = PatchTree(self.triangles, rest)
@@ -133,13 +135,13 @@ class SelfCollision:
         self.raw_pairs = int(point.size)
         corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
         keep = (corners[0] != point) & (corners[1] != point) & (corners[2] != point)
-        p = [np.take(xs[k], point) for k in range(3)]
         for k in range(3):
+            here = np.take(xs[k], point)
             a, b, c = (np.take(xs[k], corner) for corner in corners)
             lo = np.minimum(np.minimum(a, b), c)
-            keep &= p[k] >= lo - grow
+            keep &= here >= lo - grow
             hi = np.maximum(np.maximum(a, b), c)
-            keep &= p[k] <= hi + grow
+            keep &= here <= hi + grow
         point, tri = point[keep], tri[keep]
         corners = [corner[keep] for corner in corners]
         # far enough apart at rest to count (nearer pairs would push a still cloth apart)
@@ -183,9 +185,14 @@ class SelfCollision:
         pairs = self._candidates(pos, prev, d)
         if pairs is None:
             return 0
-        tri = pairs.tri
-        end_planes = _planes(pos, self.triangles)
-        start_planes = _planes(prev, self.triangles)
+        # the planes of the candidates' triangles only (each once), not of the whole cloth
+        if self._tri_of is not pairs:
+            self._tri_ids, self._tri_slot = np.unique(pairs.tri, return_inverse=True)
+            self._tri_of = pairs
+        tri = self._tri_slot
+        own = self.triangles[self._tri_ids]
+        end_planes = _planes(pos, own)
+        start_planes = _planes(prev, own)
         p1 = take_columns(pos, pairs.point)
         p0 = take_columns(prev, pairs.point)
         n1 = np.take(end_planes[0], tri, axis=1)
