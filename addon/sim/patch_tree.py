@@ -213,17 +213,19 @@ class PatchTree:
         total = _up(np.add.reduceat(normal, self.tri_bounds[:-1], axis=0), np.add)
         axis = _unit(total)
         unit = _unit(normal)
-        collapsed = (unit * unit).sum(axis=1) == 0
+        u = [np.ascontiguousarray(unit[:, k]) for k in range(3)]
+        collapsed = (u[0] == 0) & (u[1] == 0) & (u[2] == 0)
         cos = np.full(2 * self.leaf_base, -1.0)
-        for level in range(self.depth + 1):
+        for level in range(self.depth + 1):  # one coordinate at a time: no short-axis sums
             nodes = np.arange(1 << level, 2 << level)
-            step = 1 << (self.depth - level)
-            bounds = self.tri_bounds[::step]
-            ax = np.repeat(axis[nodes], np.diff(bounds), axis=0)
-            d = (unit * ax).sum(axis=1)
+            bounds = self.tri_bounds[:: 1 << (self.depth - level)]
+            counts = np.diff(bounds)
+            d = u[0] * np.repeat(axis[nodes, 0], counts)
+            d += u[1] * np.repeat(axis[nodes, 1], counts)
+            d += u[2] * np.repeat(axis[nodes, 2], counts)
             d[collapsed] = -1.0
             cos[nodes] = np.minimum.reduceat(d, bounds[:-1])
-        cos[(axis * axis).sum(axis=1) == 0] = -1.0
+        cos[(axis[:, 0] == 0) & (axis[:, 1] == 0) & (axis[:, 2] == 0)] = -1.0
         return _up(lo, np.minimum), _up(hi, np.maximum), axis, cos
 
 
@@ -276,6 +278,6 @@ def _up(leaf_values: np.ndarray, combine: np.ufunc) -> np.ndarray:
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
-    length = np.sqrt((v * v).sum(axis=1))
+    length = np.sqrt(v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2])
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(length[:, None] > 0, v / length[:, None], 0.0)
