@@ -1,7 +1,7 @@
 """Self-collision: cloth points kept ``distance`` away from the cloth's own triangles.
 
 Pairs are a point and a triangle that does not contain it; pairs closer than
-``EXCLUDED_AT_REST`` distances in the rest shape (the neighbouring triangles of a fine mesh)
+``excluded_at_rest`` distances in the rest shape (the neighbouring triangles of a fine mesh)
 are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
 would carry thousands of useless pairs). Each substep every candidate pair gets
 its closest point and a swept test as for a collider surface (``mesh_collider.py``): a
@@ -12,9 +12,11 @@ inverse mass (a pinned point does not move) and by the barycentric weights of th
 point, so the pair ends ``distance`` apart; contacts of one point are one (its earliest
 crossing, else its nearest triangle), and corrections meeting at a point are averaged.
 
-Candidates are found again when a point has moved more than a slack since they were found
-(``broad_phase.box_pairs`` on the triangles' boxes grown by the distance and twice the
-slack: both the point and the triangle may have moved by the slack).
+Candidates are found again when a point has moved more than a slack since they were found,
+within the distance and twice the slack (both the point and the triangle may have moved by
+the slack): ``patch_tree.PatchTree`` names the leaf patches where such pairs may be, without
+enumerating the rest-shape neighbours of flat or merely wrinkled cloth; points of no
+triangle are looked up in a grid of the triangles' boxes (``broad_phase.box_pairs``).
 """
 
 from __future__ import annotations
@@ -43,9 +45,6 @@ EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
 # fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
 # mesh a pair one row across a tight fold still counts
 EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
-# the broad phase's grid spacing, in median grown-box sides: on a fine cloth a box holds
-# many points, and finer cells let fewer boxes past a point's cell to the exact box test
-GRID_CELL = 0.35
 
 
 class SelfCollision:
