@@ -1,7 +1,7 @@
 """Self-collision: cloth points kept ``distance`` away from the cloth's own triangles.
 
 Pairs are a point and a triangle that does not contain it; pairs closer than
-``EXCLUDED_AT_REST`` distances in the rest shape (the neighbouring triangles of a fine mesh)
+``excluded_at_rest`` distances in the rest shape (the neighbouring triangles of a fine mesh)
 are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
 would carry thousands of useless pairs). Each substep every candidate pair gets
 its closest point and a swept test as for a collider surface (``mesh_collider.py``): a
@@ -12,9 +12,11 @@ inverse mass (a pinned point does not move) and by the barycentric weights of th
 point, so the pair ends ``distance`` apart; contacts of one point are one (its earliest
 crossing, else its nearest triangle), and corrections meeting at a point are averaged.
 
-Candidates are found again when a point has moved more than a slack since they were found
-(``broad_phase.box_pairs`` on the triangles' boxes grown by the distance and twice the
-slack: both the point and the triangle may have moved by the slack).
+Candidates are found again when a point has moved more than a slack since they were found,
+within the distance and twice the slack (both the point and the triangle may have moved by
+the slack): ``patch_tree.PatchTree`` names the leaf patches where such pairs may be, without
+enumerating the rest-shape neighbours of flat or merely wrinkled cloth; points of no
+triangle are looked up in a grid of the triangles' boxes (``broad_phase.box_pairs``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .broad_phase import box_pairs
 from .candidates import Candidates
 from .colliders import Scratch
 from .model import ClothModel
+from .patch_tree import PatchTree
 from .rows import take_columns
 from .settings import SimSettings
 from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
@@ -35,9 +38,13 @@ SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's 
 # pairs closer than this at rest (in distances) are never candidates: the distance plus
 # twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
 EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
-# the broad phase's grid spacing, in median grown-box sides: on a fine cloth a box holds
-# many points, and finer cells let fewer boxes past a point's cell to the exact box test
-GRID_CELL = 0.35
+# on a fine mesh (median edge at most FINE_EDGE distances) pairs closer than
+# EXCLUDED_FINE distances at rest are left out, ramping down to EXCLUDED_AT_REST at
+# COARSE_EDGE: a squeezed or wrinkled fine cloth then brings no rest-shape neighbours
+# into reach (only a fold does), and what is left out lies within two distances of a
+# fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
+# mesh a pair one row across a tight fold still counts
+EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
 
 
 class SelfCollision:
@@ -67,48 +74,92 @@ class SelfCollision:
         self.rebuilds = 0
         self._pairs: Candidates | None = None
         self._slack = 0.0
+        self._tri_of: Candidates | None = None  # the pairs _tri_ids/_tri_slot belong to
+        self._tri_ids = self._tri_slot = np.zeros(0, dtype=np.int64)
         self._ids = np.arange(len(rest))
-        self._excluded = np.zeros(0, dtype=np.int64)
-        self._excluded = self._near_at_rest(rest)
-
-    def _near_at_rest(self, rest: np.ndarray) -> np.ndarray:
-        """Sorted keys ``point * T + triangle`` of pairs within ``EXCLUDED_AT_REST``
-        distances at rest, and of each triangle with its own corners."""
-        d = self.distance * EXCLUDED_AT_REST
-        point, tri, dist = self._pairs_within(rest, d, exclude=False)
-        keys = point[dist < d] * len(self.triangles) + tri[dist < d]
-        # a triangle's own corners too: one lookup then drops both kinds
-        own = self.triangles * len(self.triangles) + np.arange(len(self.triangles))[:, None]
-        return np.unique(np.concatenate([keys, own.reshape(-1)]))
+        self._rest = np.ascontiguousarray(rest.T, dtype=np.float32)  # (3, N)
+        self.tree = PatchTree(self.triangles, rest)
+        self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
+        self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
 
     def _pairs_within(
-        self, positions: np.ndarray, grow: float, exclude: bool = True
+        self, positions: np.ndarray, grow: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pairs (point, triangle not containing it, not excluded) with the point in the
-        triangle's box grown by ``grow``, and their distances."""
-        corners = positions[self.triangles]  # (T, 3, 3)
-        lo = corners.min(axis=1) - grow
-        hi = corners.max(axis=1) + grow
-        cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
-        point, tri = box_pairs(positions, lo, hi, cell)
-        if not exclude or not self._excluded.size:
-            own = (self.triangles[tri] == point[:, None]).any(axis=1)
-            point, tri = point[~own], tri[~own]
-        elif point.size:  # the excluded keys hold the own pairs
-            keys = point * len(self.triangles) + tri
-            at = np.searchsorted(self._excluded, keys).clip(max=self._excluded.size - 1)
-            fresh = self._excluded[at] != keys
-            point, tri = point[fresh], tri[fresh]
-        # in (point, triangle) order whatever the grid's, so contacts sum in a fixed order
-        order = np.argsort(point * len(self.triangles) + tri)
-        point, tri = point[order], tri[order]
-        p = np.ascontiguousarray(positions[point].T, dtype=np.float32)
-        abc = [
-            np.ascontiguousarray(positions[self.triangles[tri, k]].T, np.float32) for k in range(3)
-        ]
-        q, _, _ = closest_points(p, *abc)
+        """Pairs (point, triangle not containing it, not excluded) within ``grow`` of each
+        other at ``positions`` ``(N, 3)``, in (point, triangle) order, and their distances.
+
+        The patch tree names the leaf pairs where such pairs may be; their point-triangle
+        pairs then go through the grown box, the rest distance and the closest point."""
+        tree = self.tree
+        excluded = self.excluded
+        ex2 = np.float32(excluded * excluded)
+        leaf_a, leaf_b = tree.leaf_pairs(positions, grow, excluded)
+        # both ways between two leaves, once within one
+        other = leaf_a != leaf_b
+        p_leaf = np.concatenate([leaf_a, leaf_b[other]])
+        t_leaf = np.concatenate([leaf_b, leaf_a[other]])
+        xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
+        rest = self._rest
+        # each point against the other leaf's box: near it now, and not all of it near at rest
+        sizes = np.diff(tree.point_bounds)[p_leaf]
+        slot = np.repeat(tree.point_bounds[p_leaf] - np.cumsum(sizes) + sizes, sizes)
+        slot += np.arange(slot.size)
+        point = tree.points[slot]
+        t_leaf = np.repeat(t_leaf, sizes)
+        node = t_leaf + tree.leaf_base
+        keep = np.ones(point.size, dtype=bool)
+        far = np.zeros(point.size, dtype=np.float32)
+        for k in range(3):
+            c = np.take(xs[k], point)
+            keep &= c >= np.take(tree.lo[:, k], node) - grow
+            keep &= c <= np.take(tree.hi[:, k], node) + grow
+            r = np.take(rest[k], point)
+            span = np.maximum(
+                r - np.take(tree.rest_lo[:, k], node), np.take(tree.rest_hi[:, k], node) - r
+            )
+            far += span * span
+        keep &= far > ex2
+        point, t_leaf = point[keep], t_leaf[keep]
+        t0 = tree.tri_bounds[t_leaf]
+        sizes = tree.tri_bounds[t_leaf + 1] - t0
+        tri = np.repeat(t0 - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        point = np.repeat(point, sizes)
+        if tree.loose.size:  # points of no triangle: against every triangle's box
+            corners = positions[tree.triangles]
+            found, hit = box_pairs(
+                positions[tree.loose], corners.min(axis=1) - grow, corners.max(axis=1) + grow
+            )
+            point = np.concatenate([point, tree.loose[found]])
+            tri = np.concatenate([tri, hit])
+        self.raw_pairs = int(point.size)
+        corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
+        keep = (corners[0] != point) & (corners[1] != point) & (corners[2] != point)
+        for k in range(3):
+            here = np.take(xs[k], point)
+            a, b, c = (np.take(xs[k], corner) for corner in corners)
+            lo = np.minimum(np.minimum(a, b), c)
+            keep &= here >= lo - grow
+            hi = np.maximum(np.maximum(a, b), c)
+            keep &= here <= hi + grow
+        point, tri = point[keep], tri[keep]
+        corners = [corner[keep] for corner in corners]
+        # far enough apart at rest to count (nearer pairs would push a still cloth apart)
+        pr = rest[:, point]
+        q, _, _ = closest_points(pr, *(rest[:, corner] for corner in corners))
+        e = pr - q
+        keep = dot(e, e) >= ex2
+        point, tri = point[keep], tri[keep]
+        corners = [corner[keep] for corner in corners]
+        p = xs[:, point]
+        q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
         e = p - q
-        return point, tri, np.sqrt(dot(e, e))
+        dist = np.sqrt(dot(e, e))
+        keep = dist < grow
+        tri = tree.order[tri[keep]]
+        point, dist = point[keep], dist[keep]
+        # in (point, triangle) order whatever the tree's, so contacts sum in a fixed order
+        order = np.argsort(point * len(self.triangles) + tri)
+        return point[order], tri[order], dist[order]
 
     def begin_substep(self, t0: float, t1: float) -> None:
         """Nothing to interpolate: the triangles are the cloth's own."""
@@ -133,9 +184,14 @@ class SelfCollision:
         pairs = self._candidates(pos, prev, d)
         if pairs is None:
             return 0
-        tri = pairs.tri
-        end_planes = _planes(pos, self.triangles)
-        start_planes = _planes(prev, self.triangles)
+        # the planes of the candidates' triangles only (each once), not of the whole cloth
+        if self._tri_of is not pairs:
+            self._tri_ids, self._tri_slot = np.unique(pairs.tri, return_inverse=True)
+            self._tri_of = pairs
+        tri = self._tri_slot
+        own = self.triangles[self._tri_ids]
+        end_planes = _planes(pos, own)
+        start_planes = _planes(prev, own)
         p1 = take_columns(pos, pairs.point)
         p0 = take_columns(prev, pairs.point)
         n1 = np.take(end_planes[0], tri, axis=1)
@@ -267,6 +323,18 @@ class SelfCollision:
         pairs.refresh(pos, None, self._ids, query)
         self.rebuilds += 1
         return pairs if pairs.count else None
+
+
+def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -> float:
+    """The rest distance (in ``distance`` units) within which pairs are left out, from the
+    mesh's median edge (see ``EXCLUDED_FINE``)."""
+    if not len(triangles) or distance <= 0.0:
+        return EXCLUDED_AT_REST
+    corners = rest[triangles]
+    edges = np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2)
+    edge = float(np.median(edges)) / distance
+    ramp = np.clip((COARSE_EDGE - edge) / (COARSE_EDGE - FINE_EDGE), 0.0, 1.0)
+    return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
 
 
 def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:

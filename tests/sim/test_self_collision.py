@@ -123,3 +123,103 @@ def test_a_point_is_never_paired_with_its_own_triangle() -> None:
     found = set(zip(point.tolist(), tri.tolist(), strict=True))
     expected = {(p, t) for p in range(9) for t in range(len(triangles)) if p not in triangles[t]}
     assert found == expected
+
+
+def _point_triangle_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray):
+    """Exact distances (float64) from points to triangles, rows of ``(k, 3)`` arrays: the
+    plane's when the projection falls inside, else the nearest of the three segments."""
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    h = np.einsum("ij,ij->i", p - a, n)
+    x = p - h[:, None] * n
+    inside = np.ones(len(p), dtype=bool)
+    for u, v in ((a, b), (b, c), (c, a)):
+        inside &= np.einsum("ij,ij->i", np.cross(v - u, x - u), n) >= 0
+    best = np.where(inside, np.abs(h), np.inf)
+    for u, v in ((a, b), (b, c), (c, a)):
+        t = np.clip(np.einsum("ij,ij->i", p - u, v - u) / np.einsum("ij,ij->i", v - u, v - u), 0, 1)
+        best = np.minimum(best, np.linalg.norm(p - (u + t[:, None] * (v - u)), axis=1))
+    return best
+
+
+def _brute_pairs(
+    x: np.ndarray, rest: np.ndarray, triangles: np.ndarray, reach: float, excluded: float
+):
+    """Every (point, triangle without it) within ``reach`` now and beyond ``excluded`` at
+    rest (a margin of 0.1 % either side of the rest bound, where float32 may round)."""
+    point, tri = np.meshgrid(np.arange(len(x)), np.arange(len(triangles)), indexing="ij")
+    point, tri = point.ravel(), tri.ravel()
+    corners = triangles[tri]
+    free = ~(corners == point[:, None]).any(axis=1)
+    point, tri, corners = point[free], tri[free], corners[free]
+    now = _point_triangle_distances(x[point], *(x[corners[:, k]] for k in range(3)))
+    then = _point_triangle_distances(rest[point], *(rest[corners[:, k]] for k in range(3)))
+    sure = (now < reach) & (then >= excluded * 1.001)
+    unsure = (now < reach) & (np.abs(then - excluded) < excluded * 0.001)
+    return set(zip(point[sure].tolist(), tri[sure].tolist(), strict=True)), set(
+        zip(point[unsure].tolist(), tri[unsure].tolist(), strict=True)
+    )
+
+
+def _sheet_shapes(n: int, h: float):
+    rest, _, _ = quad_grid(n, n, h * (n - 1))
+    s, width = rest[:, 1], rest[:, 0]
+    shapes = {}
+    for radius in (0.006, 0.012):  # rolled up along y: layers a few mm apart
+        angle = s / radius
+        shapes[f"rolled {radius}"] = np.stack(
+            [width, radius * np.sin(angle), radius * (1 - np.cos(angle)) + 0.0015 * angle], 1
+        )
+    fold, radius = 0.5 * s.max(), 0.006  # folded flat over itself
+    y, z = s.copy(), np.zeros_like(s)
+    bend = (s > fold) & (s < fold + np.pi * radius)
+    angle = (s[bend] - fold) / radius
+    y[bend], z[bend] = fold + radius * np.sin(angle), radius * (1 - np.cos(angle))
+    top = s >= fold + np.pi * radius
+    y[top], z[top] = fold - (s[top] - fold - np.pi * radius), 2 * radius
+    shapes["folded"] = np.stack([width, y, z], 1)
+    shapes["crumpled"] = 0.3 * rest + np.random.default_rng(5).normal(0.0, 0.004, rest.shape)
+    return rest, shapes
+
+
+def test_the_patch_tree_finds_every_pair_a_brute_force_search_finds() -> None:
+    # a fine sheet (5 mm grid, the distance three edges) rolled, folded and crumpled: the
+    # pairs within the query's reach and beyond the exclusion at rest are those of a
+    # search over all point-triangle pairs with its own distance formula
+    n, h = 20, 0.005
+    rest, shapes = _sheet_shapes(n, h)
+    triangles = grid_triangles(n, n)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    assert abs(collision.excluded - 4 * D) < 1e-9  # edges a third of the distance: a fine mesh
+    reach = 2 * D
+    for name, x in shapes.items():
+        point, tri, dist = collision._pairs_within(x, reach)
+        found = set(zip(point.tolist(), tri.tolist(), strict=True))
+        sure, unsure = _brute_pairs(x, rest, triangles, reach, collision.excluded)
+        assert sure, name  # the shape does bring rest-far pairs near
+        assert sure <= found <= sure | unsure, name
+        assert np.all(dist < reach)
+
+
+def test_a_flat_sheet_squeezed_or_tilted_looks_at_no_pair() -> None:
+    # flat patches drop out whole: not one point-triangle pair is enumerated for a tilted
+    # sheet squeezed to 80 % along one side, nor for a gentle wave (a slope under 25 degrees)
+    n, h = 40, 0.005
+    rest, _, _ = quad_grid(n, n, h * (n - 1))
+    triangles = grid_triangles(n, n)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    tilt = np.array([[1.0, 0.0, 0.0], [0.0, 0.6, 0.8], [0.0, -0.8, 0.6]])
+    squeezed = (rest * [0.8, 1.0, 1.0]) @ tilt.T
+    wave = rest + np.stack([0 * rest[:, 0], 0 * rest[:, 0], 0.01 * np.sin(rest[:, 0] / 0.03)], 1)
+    for x in (squeezed, wave):
+        point, _, _ = collision._pairs_within(x, 2 * D)
+        assert point.size == 0 and collision.raw_pairs == 0
+
+
+def test_the_exclusion_widens_on_fine_meshes_only() -> None:
+    # median edge >= half the distance: the distance plus twice the largest slack (2 D);
+    # <= a third of it: 4 D; linear between
+    for edge, expected in ((0.02, 2.0), (0.0075, 2.0), (0.005, 4.0), (0.002, 4.0), (0.00625, 3.0)):
+        rest, _, _ = quad_grid(5, 5, edge * 4)
+        got = SelfCollision(grid_triangles(5, 5), rest, np.ones(25), D).excluded / D
+        assert abs(got - expected) < 1e-6, (edge, got)
