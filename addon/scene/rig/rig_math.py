@@ -278,3 +278,33 @@ def safe_inverse4(m: np.ndarray) -> np.ndarray:
     except np.linalg.LinAlgError:
         return np.linalg.pinv(m)
     return out if np.isfinite(out).all() else np.linalg.pinv(m)
+
+
+def quat_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton products ``p * q`` of (..., 4) stacks (broadcast): ``quat_to_mat3(p * q)`` is
+    ``quat_to_mat3(p) @ quat_to_mat3(q)``."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    pw, px, py, pz = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    qw, qx, qy, qz = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    out = np.empty(np.broadcast_shapes(p.shape, q.shape))
+    out[..., 0] = pw * qw - px * qx - py * qy - pz * qz
+    out[..., 1] = pw * qx + px * qw + py * qz - pz * qy
+    out[..., 2] = pw * qy - px * qz + py * qw + pz * qx
+    out[..., 3] = pw * qz + px * qy - py * qx + pz * qw
+    return out
+
+
+def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``quat_to_mat3(q) @ v`` for (..., 4) unit quaternions and (..., 3) vectors, without the
+    matrices (``v + 2w (u x v) + 2 u x (u x v)``, ``q = (w, u)``)."""
+    q = np.asarray(q, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
+    cx, cy, cz = y * vz - z * vy, z * vx - x * vz, x * vy - y * vx
+    out = np.empty((*np.broadcast_shapes(q.shape[:-1], v.shape[:-1]), 3))
+    out[..., 0] = vx + 2.0 * (w * cx + y * cz - z * cy)
+    out[..., 1] = vy + 2.0 * (w * cy + z * cx - x * cz)
+    out[..., 2] = vz + 2.0 * (w * cz + x * cy - y * cx)
+    return out
