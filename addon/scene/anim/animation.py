@@ -9,6 +9,7 @@ option sets the scene's rate (when the keys reveal one) and frame range from the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
@@ -22,8 +23,8 @@ from ..rig.rig_math import (
     det3,
     inverse4,
     mat3_to_quat,
-    quat_multiply,
-    quat_rotate,
+    multiply_parts,
+    rotate_parts,
 )
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
@@ -233,6 +234,7 @@ def _rigid_channels(
     pos: np.ndarray,
     rot: np.ndarray,
     scale: np.ndarray,
+    expand: Callable[[np.ndarray], np.ndarray],
     sides: np.ndarray,
     size: np.ndarray,
     quats: np.ndarray,
@@ -240,21 +242,28 @@ def _rigid_channels(
     """Channels of ``left @ M.T @ right`` for file samples with a positive uniform scale ``s``
     through rigid sides (``left = T(l) a Ra``, ``right = T(r) b Rb``), in closed form per
     sample: rotation ``qa * conj(q) * qb``, scale ``a b s``, location ``left @ (s conj(q) r +
-    pos)``. The values of :func:`decompose` of the product, to rounding; per-row sides."""
-    norm = np.linalg.norm(rot, axis=-1, keepdims=True)
-    conj = rot * (np.array([1.0, -1.0, -1.0, -1.0]) / norm)
-    s = scale[:, 0]
-    moved = quat_rotate(conj, sides[:, 1, :3, 3]) * s[:, None] + pos
-    left = sides[:, 0]
+    pos)``. The values of :func:`decompose` of the product, to rounding. ``sides``, ``size``
+    and ``quats`` are per track; ``expand`` gives a per-track array per sample. Components
+    are separate arrays throughout (no strided passes over stacks)."""
+    rw, rx, ry, rz = np.ascontiguousarray(rot.T)
+    norm = np.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+    conj = (rw / norm, -rx / norm, -ry / norm, -rz / norm)
+    s = np.ascontiguousarray(scale[:, 0])
+    right = [expand(sides[:, 1, i, 3]) for i in range(3)]
+    turned = rotate_parts(conj, right)
+    moved = [turned[i] * s + pos[:, i] for i in range(3)]
     loc = np.empty_like(pos)
     for i in range(3):
-        loc[:, i] = (left[:, i, 0] * moved[:, 0] + left[:, i, 1] * moved[:, 1]
-                     + left[:, i, 2] * moved[:, 2] + left[:, i, 3])  # fmt: skip
-    quat = quat_multiply(quat_multiply(quats[:, 0], conj), quats[:, 1])
-    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
-    quat = np.where(quat[:, :1] < 0.0, -quat, quat)
-    grown = np.repeat((size[:, 0] * size[:, 1] * s)[:, None], 3, axis=1)
-    return loc, quat, grown
+        row = [expand(sides[:, 0, i, j]) for j in range(4)]
+        loc[:, i] = row[0] * moved[0] + row[1] * moved[1] + row[2] * moved[2] + row[3]
+    qa = [expand(quats[:, 0, c]) for c in range(4)]
+    qb = [expand(quats[:, 1, c]) for c in range(4)]
+    w, x, y, z = multiply_parts(multiply_parts(qa, conj), qb)
+    norm = np.sqrt(w * w + x * x + y * y + z * z)
+    norm = np.where(w < 0.0, -norm, norm)  # w >= 0, as decompose gives
+    quat = np.stack([w / norm, x / norm, y / norm, z / norm], axis=1)
+    grown = expand(size[:, 0] * size[:, 1]) * s
+    return loc, quat, np.repeat(grown[:, None], 3, axis=1)
 
 
 def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
@@ -282,10 +291,14 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     rigid, size, quats = _rigid_sides(all_sides)
     fast = np.repeat(rigid, counts) & uniform & sized & (sc[:, 0] > 0.0)
     loc, quat, scale = np.empty_like(cat[0]), np.empty_like(cat[1]), np.empty_like(sc)
-    if np.any(fast):
+    if np.all(fast):
+        loc, quat, scale = _rigid_channels(
+            cat[0], cat[1], sc, lambda a: np.repeat(a, counts), all_sides, size, quats
+        )
+    elif np.any(fast):
         track = np.repeat(np.arange(len(sampled)), counts)[fast]
-        got = _rigid_channels(cat[0][fast], cat[1][fast], sc[fast], all_sides[track],
-                              size[track], quats[track])  # fmt: skip
+        got = _rigid_channels(cat[0][fast], cat[1][fast], sc[fast], lambda a: a[track],
+                              all_sides, size, quats)  # fmt: skip
         loc[fast], quat[fast], scale[fast] = got
     slow = np.flatnonzero(~fast)
     if len(slow):

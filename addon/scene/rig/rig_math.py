@@ -9,6 +9,8 @@ once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -285,26 +287,39 @@ def quat_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     ``quat_to_mat3(p) @ quat_to_mat3(q)``."""
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
-    pw, px, py, pz = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
-    qw, qx, qy, qz = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    out = np.empty(np.broadcast_shapes(p.shape, q.shape))
-    out[..., 0] = pw * qw - px * qx - py * qy - pz * qz
-    out[..., 1] = pw * qx + px * qw + py * qz - pz * qy
-    out[..., 2] = pw * qy - px * qz + py * qw + pz * qx
-    out[..., 3] = pw * qz + px * qy - py * qx + pz * qw
-    return out
+    parts = multiply_parts(np.moveaxis(p, -1, 0), np.moveaxis(q, -1, 0))
+    return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+def multiply_parts(p: Sequence[np.ndarray], q: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """:func:`quat_multiply` on components: ``(w, x, y, z)`` arrays in, the product's out
+    (one array each, no strided passes over a stack)."""
+    pw, px, py, pz = p
+    qw, qx, qy, qz = q
+    return (
+        pw * qw - px * qx - py * qy - pz * qz,
+        pw * qx + px * qw + py * qz - pz * qy,
+        pw * qy - px * qz + py * qw + pz * qx,
+        pw * qz + px * qy - py * qx + pz * qw,
+    )
 
 
 def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``quat_to_mat3(q) @ v`` for (..., 4) unit quaternions and (..., 3) vectors, without the
-    matrices (``v + 2w (u x v) + 2 u x (u x v)``, ``q = (w, u)``)."""
+    """``quat_to_mat3(q) @ v`` for (..., 4) unit quaternions and (..., 3) vectors."""
     q = np.asarray(q, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
+    parts = rotate_parts(np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0))
+    return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+def rotate_parts(q: Sequence[np.ndarray], v: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """:func:`quat_rotate` on components, without the matrix: ``v + 2w (u x v) + 2 u x (u x
+    v)`` with ``q = (w, u)``."""
+    w, x, y, z = q
+    vx, vy, vz = v
     cx, cy, cz = y * vz - z * vy, z * vx - x * vz, x * vy - y * vx
-    out = np.empty((*np.broadcast_shapes(q.shape[:-1], v.shape[:-1]), 3))
-    out[..., 0] = vx + 2.0 * (w * cx + y * cz - z * cy)
-    out[..., 1] = vy + 2.0 * (w * cy + z * cx - x * cz)
-    out[..., 2] = vz + 2.0 * (w * cz + x * cy - y * cx)
-    return out
+    return (
+        vx + 2.0 * (w * cx + y * cz - z * cy),
+        vy + 2.0 * (w * cy + z * cx - x * cz),
+        vz + 2.0 * (w * cz + x * cy - y * cx),
+    )
