@@ -287,7 +287,7 @@ def quat_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     ``quat_to_mat3(p) @ quat_to_mat3(q)``."""
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
-    parts = multiply_parts(np.moveaxis(p, -1, 0), np.moveaxis(q, -1, 0))
+    parts = multiply_parts(tuple(np.moveaxis(p, -1, 0)), tuple(np.moveaxis(q, -1, 0)))
     return np.stack(np.broadcast_arrays(*parts), axis=-1)
 
 
@@ -308,7 +308,7 @@ def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``quat_to_mat3(q) @ v`` for (..., 4) unit quaternions and (..., 3) vectors."""
     q = np.asarray(q, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    parts = rotate_parts(np.moveaxis(q, -1, 0), np.moveaxis(v, -1, 0))
+    parts = rotate_parts(tuple(np.moveaxis(q, -1, 0)), tuple(np.moveaxis(v, -1, 0)))
     return np.stack(np.broadcast_arrays(*parts), axis=-1)
 
 
