@@ -9,6 +9,7 @@ option sets the scene's rate (when the keys reveal one) and frame range from the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
@@ -16,7 +17,15 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData, SceneData
 from ..rig.armature import basis_sides, read_matrix
-from ..rig.rig_math import compose, decompose, inverse4
+from ..rig.rig_math import (
+    compose,
+    decompose,
+    det3,
+    inverse4,
+    mat3_to_quat,
+    multiply_parts,
+    rotate_parts,
+)
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, play, stash
 from .batch_sampling import Segments, refine_all, sample_all, segment_continuous
@@ -202,12 +211,69 @@ def _conformal_sides(sides: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ok, np.sqrt(square[:, 0] * square[:, 1])
 
 
+def _rigid_sides(sides: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t, 2, 4, 4) sides -> (t,) bool: both affine, their linear parts ``a Ua`` and ``b Ub``
+    with ``Ua``, ``Ub`` orthogonal, ``a, b > 0`` and ``det Ua = det Ub`` (both mirror, as the
+    space conversion does, or neither); (t, 2) ``a, b`` and (t, 2, 4) the rotations ``+-Ua``,
+    ``+-Ub`` (a 3x3 ``-U`` is proper when ``U`` mirrors, and ``(-Ua) R (-Ub) = Ua R Ub``)."""
+    m3 = sides[..., :3, :3]
+    gram = np.swapaxes(m3, -1, -2) @ m3
+    square = np.trace(gram, axis1=-2, axis2=-1) / 3.0
+    off = np.max(np.abs(gram - square[..., None, None] * np.eye(3)), axis=(-1, -2))
+    affine = np.all(sides[..., 3, :] == np.array([0.0, 0.0, 0.0, 1.0]), axis=-1)
+    det = det3(m3)
+    ok = (off <= 1e-12 * square) & (square > 0.0) & (det != 0.0) & affine
+    size = np.sqrt(np.where(ok, square, 1.0))
+    sign = np.where(det < 0.0, -1.0, 1.0)
+    proper = m3 * (sign / size)[..., None, None]
+    quats = mat3_to_quat(np.where(ok[..., None, None], proper, np.eye(3)))
+    return np.all(ok, axis=-1) & (sign[:, 0] == sign[:, 1]), size, quats
+
+
+def _rigid_channels(
+    pos: np.ndarray,
+    rot: np.ndarray,
+    scale: np.ndarray,
+    expand: Callable[[np.ndarray], np.ndarray],
+    sides: np.ndarray,
+    size: np.ndarray,
+    quats: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Channels of ``left @ M.T @ right`` for file samples with a positive uniform scale ``s``
+    through rigid sides (``left = T(l) a Ra``, ``right = T(r) b Rb``), in closed form per
+    sample: rotation ``qa * conj(q) * qb``, scale ``a b s``, location ``left @ (s conj(q) r +
+    pos)``. The values of :func:`decompose` of the product, to rounding. ``sides``, ``size``
+    and ``quats`` are per track; ``expand`` gives a per-track array per sample. Components
+    are separate arrays throughout (no strided passes over stacks)."""
+    rw, rx, ry, rz = np.ascontiguousarray(rot.T)
+    norm = np.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+    conj = (rw / norm, -rx / norm, -ry / norm, -rz / norm)
+    s = np.ascontiguousarray(scale[:, 0])
+    right = [expand(sides[:, 1, i, 3]) for i in range(3)]
+    turned = rotate_parts(conj, right)
+    moved = [turned[i] * s + pos[:, i] for i in range(3)]
+    loc = np.empty_like(pos)
+    for i in range(3):
+        row = [expand(sides[:, 0, i, j]) for j in range(4)]
+        loc[:, i] = row[0] * moved[0] + row[1] * moved[1] + row[2] * moved[2] + row[3]
+    qa = [expand(quats[:, 0, c]) for c in range(4)]
+    qb = [expand(quats[:, 1, c]) for c in range(4)]
+    w, x, y, z = multiply_parts(multiply_parts(qa, conj), qb)
+    norm = np.sqrt(w * w + x * x + y * y + z * z)
+    norm = np.where(w < 0.0, -norm, norm)  # w >= 0, as decompose gives
+    quat = np.stack([w / norm, x / norm, y / norm, z / norm], axis=1)
+    grown = expand(size[:, 0] * size[:, 1]) * s
+    return loc, quat, np.repeat(grown[:, None], 3, axis=1)
+
+
 def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     """Blender channels of several sampled animations, composed and decomposed in one batch
     (per-call numpy overhead, not arithmetic, dominates a few hundred short tracks).
 
-    Samples with a uniform scale through sides that only rotate and scale uniformly give a
-    basis without shear: its decomposition skips the check for one.
+    Samples with a positive uniform scale through rigid sides (what bones and objects
+    usually have) take the closed form of :func:`_rigid_channels`, no matrices. The others
+    are composed and decomposed; those with a uniform scale through sides that only rotate
+    and scale uniformly give a basis without shear, whose decomposition skips that check.
     """
     if not sampled:
         return []
@@ -216,20 +282,38 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
            ("pos", "rot", "scale")]  # fmt: skip
     all_sides = np.stack([s.sides for s in sampled])
     bounds = np.concatenate([[0], np.cumsum(counts)])
-    # the transpose of the file's row matrix is compose() of the conjugate rotation, bit for
-    # bit, and contiguous (a faster product than through swapped axes)
-    local_t = compose(cat[0], cat[1] * np.array([1.0, -1.0, -1.0, -1.0]), cat[2])
-    basis = np.empty_like(local_t)
-    for k, side in enumerate(all_sides):  # a track's two sides broadcast over its samples
-        part = slice(bounds[k], bounds[k + 1])
-        np.matmul(side[0] @ local_t[part], side[1], out=basis[part])
-    side_ok, side_scale = _conformal_sides(all_sides)
     sc = cat[2]
     uniform = (np.abs(sc[:, 1] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])) & (
         np.abs(sc[:, 2] - sc[:, 0]) <= 1e-12 * np.abs(sc[:, 0])
     )
+    side_ok, side_scale = _conformal_sides(all_sides)
     sized = np.abs(sc[:, 0]) * np.repeat(side_scale, counts) > 1e-6
-    loc, quat, scale = decompose(basis, np.repeat(side_ok, counts) & uniform & sized)
+    rigid, size, quats = _rigid_sides(all_sides)
+    fast = np.repeat(rigid, counts) & uniform & sized & (sc[:, 0] > 0.0)
+    loc, quat, scale = np.empty_like(cat[0]), np.empty_like(cat[1]), np.empty_like(sc)
+    if np.all(fast):
+        loc, quat, scale = _rigid_channels(
+            cat[0], cat[1], sc, lambda a: np.repeat(a, counts), all_sides, size, quats
+        )
+    elif np.any(fast):
+        track = np.repeat(np.arange(len(sampled)), counts)[fast]
+        got = _rigid_channels(cat[0][fast], cat[1][fast], sc[fast], lambda a: a[track],
+                              all_sides, size, quats)  # fmt: skip
+        loc[fast], quat[fast], scale[fast] = got
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        # the transpose of the file's row matrix is compose() of the conjugate rotation, bit
+        # for bit, and contiguous (a faster product than through swapped axes)
+        local_t = compose(cat[0][slow], cat[1][slow] * np.array([1.0, -1.0, -1.0, -1.0]),
+                          sc[slow])  # fmt: skip
+        basis = np.empty_like(local_t)
+        cut = np.searchsorted(slow, bounds)
+        for k, side in enumerate(all_sides):  # a track's two sides broadcast over its samples
+            if cut[k + 1] > cut[k]:
+                part = slice(cut[k], cut[k + 1])
+                np.matmul(side[0] @ local_t[part], side[1], out=basis[part])
+        known = (np.repeat(side_ok, counts) & uniform & sized)[slow]
+        loc[slow], quat[slow], scale[slow] = decompose(basis, known)
     quat = segment_continuous(Segments(quat, bounds[:-1], counts))
     out = []
     for k, s in enumerate(sampled):

@@ -9,6 +9,8 @@ once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -278,3 +280,46 @@ def safe_inverse4(m: np.ndarray) -> np.ndarray:
     except np.linalg.LinAlgError:
         return np.linalg.pinv(m)
     return out if np.isfinite(out).all() else np.linalg.pinv(m)
+
+
+def quat_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Hamilton products ``p * q`` of (..., 4) stacks (broadcast): ``quat_to_mat3(p * q)`` is
+    ``quat_to_mat3(p) @ quat_to_mat3(q)``."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    parts = multiply_parts(tuple(np.moveaxis(p, -1, 0)), tuple(np.moveaxis(q, -1, 0)))
+    return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+def multiply_parts(p: Sequence[np.ndarray], q: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """:func:`quat_multiply` on components: ``(w, x, y, z)`` arrays in, the product's out
+    (one array each, no strided passes over a stack)."""
+    pw, px, py, pz = p
+    qw, qx, qy, qz = q
+    return (
+        pw * qw - px * qx - py * qy - pz * qz,
+        pw * qx + px * qw + py * qz - pz * qy,
+        pw * qy - px * qz + py * qw + pz * qx,
+        pw * qz + px * qy - py * qx + pz * qw,
+    )
+
+
+def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``quat_to_mat3(q) @ v`` for (..., 4) unit quaternions and (..., 3) vectors."""
+    q = np.asarray(q, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    parts = rotate_parts(tuple(np.moveaxis(q, -1, 0)), tuple(np.moveaxis(v, -1, 0)))
+    return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+def rotate_parts(q: Sequence[np.ndarray], v: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """:func:`quat_rotate` on components, without the matrix: ``v + 2w (u x v) + 2 u x (u x
+    v)`` with ``q = (w, u)``."""
+    w, x, y, z = q
+    vx, vy, vz = v
+    cx, cy, cz = y * vz - z * vy, z * vx - x * vz, x * vy - y * vx
+    return (
+        vx + 2.0 * (w * cx + y * cz - z * cy),
+        vy + 2.0 * (w * cy + z * cx - x * cz),
+        vz + 2.0 * (w * cz + x * cy - y * cx),
+    )
