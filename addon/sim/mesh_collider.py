@@ -43,6 +43,9 @@ RIGID_TOLERANCE = 1e-7  # a surface whose corners moved alike within this moved 
 # the grid's spacing, in median grown-box sides: finer cells let fewer boxes past a cell to
 # the exact box test (a point's cell holds the boxes of a patch of cell + box side)
 GRID_CELL = 0.35
+# a surface of at most this many triangles (a floor, a ramp) pairs every point near its box
+# with each triangle: its broad phase would cost more than the exact tests it saves
+FEW_TRIANGLES = 8
 
 
 def _vertices(value: np.ndarray, name: str) -> np.ndarray:
@@ -146,6 +149,10 @@ class MeshCollider:
             lo, hi = np.ascontiguousarray(low[:, axis]), np.ascontiguousarray(high[:, axis])
             self._box_lo[:, axis] = _least(lo, corners)
             self._box_hi[:, axis] = -_least(-hi, corners)
+        # the whole surface's box over the window: a point whose substep path stays outside
+        # it, grown by the reach, can touch nothing and is not asked about
+        self._surface_lo = self._box_lo.min(axis=0, initial=np.inf)
+        self._surface_hi = self._box_hi.max(axis=0, initial=-np.inf)
         # each corner's velocity in the drifting frame, per unit of frame: (T, 12) rows of
         # (x, y, z, 0) like ``_Pose.corners``, and the fastest corner's speed (T,)
         rate = (self._cur - self._prev - self._drift).astype(np.float32)
@@ -337,6 +344,18 @@ class MeshCollider:
         queries = pairs.queries
         here = self._drifted(pos, self._t1)
         start = None if prev is None else self._drifted(prev, self._t0)
+        near = self._near_surface(here, start, max(reach, self.inner) + LIMIT * reach)
+        away = np.flatnonzero(~near)
+        if away.size:
+            ids = ids[near[ids]]
+            if not ids.size:
+                pairs.forget(away)
+                return None
+        few = len(self.triangles)
+        if few <= FEW_TRIANGLES:
+            pairs.assign(np.repeat(ids, few), np.tile(np.arange(few, dtype=np.int64), ids.size))
+            self.rebuilds += 1
+            return pairs if pairs.count else None
         end_pose, start_pose = self._end, self._start
         t0, t1 = self._t0, self._t1
 
@@ -354,9 +373,22 @@ class MeshCollider:
             ids,
             lambda chosen: self._query(pos, here, start, chosen, reach),
         )
+        if away.size:
+            pairs.forget(away)  # asked again when they come near (the surface may have moved)
         if pairs.queries != queries:
             self.rebuilds += 1
         return pairs if pairs.count else None
+
+    def _near_surface(self, here: np.ndarray, start: np.ndarray | None, grow: float) -> np.ndarray:
+        """Per point: does its path over the substep (its box, in the drifting frame) meet
+        the surface's box over the window grown by ``grow``? ``(N,)`` bool."""
+        lo, hi = self._surface_lo - grow, self._surface_hi + grow
+        near = np.ones(len(here), dtype=bool)
+        other = here if start is None else start
+        for axis in range(3):
+            a, b = here[:, axis], other[:, axis]
+            near &= (np.maximum(a, b) >= lo[axis]) & (np.minimum(a, b) <= hi[axis])
+        return near
 
     def _anchor(self, pose: _Pose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Points ``(k, 3)`` float32 at barycentric ``w`` ``(k, 3)`` of triangles ``tri`` on

@@ -25,6 +25,7 @@ import numpy as np
 Query = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 Anchor = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tris, weights) -> points (k, 3)
 FULL_REBUILD_FRACTION = 0.5  # beyond this share of points moved, query them all at once
+FAR = np.float32(1e15)  # a built position no point is near: asked again at its next refresh
 
 
 class AnchoredPairs:
@@ -77,6 +78,11 @@ class AnchoredPairs:
         chosen = ids if full else moved
         self._replace(chosen, *query(chosen), here=here, anchor=anchor_here, full=full)
 
+    def forget(self, ids: np.ndarray) -> None:
+        """Points ``ids`` are asked about again whenever they are next among the ids."""
+        if self.built is not None:
+            self.built[ids] = FAR
+
     def _beyond(self, rows: np.ndarray, anchor: Anchor, ids: np.ndarray) -> np.ndarray:
         assert self.built is not None
         moved = rows[ids] - self.built[ids]
@@ -116,8 +122,12 @@ class AnchoredPairs:
             point = np.concatenate([self.point[keep], point])
             tri = np.concatenate([self.tri[keep], tri])
         order = np.argsort(point, kind="stable")
-        self.point = np.ascontiguousarray(point[order])
-        self.tri = np.ascontiguousarray(tri[order])
+        self.assign(point[order], tri[order])
+
+    def assign(self, point: np.ndarray, tri: np.ndarray) -> None:
+        """The pairs, ``point`` sorted."""
+        self.point = np.ascontiguousarray(point)
+        self.tri = np.ascontiguousarray(tri)
         self.count = int(self.point.size)
         first = np.ones(self.count, dtype=bool)
         first[1:] = self.point[1:] != self.point[:-1]

@@ -71,7 +71,10 @@ class HandlerTimer:
                 bpy.app.handlers.frame_change_post.remove(h)
 
 
-def build_scene(n: int, native: bool = False, kind: str = "CLOTH") -> Any:
+def build_scene(n: int, native: bool = False, kind: str = "CLOTH", shapes: str = "SURFACE") -> Any:
+    """``shapes``: SURFACE (ball and floor collide as their meshes, what a user gets) or
+    ANALYTIC (the collider shape set to Sphere / Plane: the scene's figures before mesh
+    colliders, and bench_solver's)."""
     bpy.ops.wm.read_homefile(use_empty=True)
     obj = fx.grid_object(bpy, "Cloth", n, n)
     obj.location = (0.0, 0.0, 1.0)
@@ -116,6 +119,9 @@ def build_scene(n: int, native: bool = False, kind: str = "CLOTH") -> Any:
     props.sim_type = kind
     props.use_shear = props.use_bend = kind == "CLOTH"
     props.collider_collection = colliders
+    if shapes == "ANALYTIC":
+        ball.xof_physics.collider_shape = "SPHERE"
+        floor.xof_physics.collider_shape = "PLANE"
     props.frame_start, props.frame_end = 1, 250
     return obj
 
@@ -126,8 +132,8 @@ def stretch(obj: Any, edges: np.ndarray, rest_len: np.ndarray) -> np.ndarray:
     return np.abs(length / rest_len - 1.0)
 
 
-def run_xof(n: int, frames: int, kind: str = "CLOTH") -> dict[str, float]:
-    obj = build_scene(n, kind=kind)
+def run_xof(n: int, frames: int, kind: str = "CLOTH", shapes: str = "SURFACE") -> dict[str, float]:
+    obj = build_scene(n, kind=kind, shapes=shapes)
     scene = bpy.context.scene
     timer = HandlerTimer()
     timer.install()
@@ -207,21 +213,33 @@ def main() -> int:
     )
     ap.add_argument("--big-frames", type=int, default=60)
     ap.add_argument("--no-native", action="store_true")
+    ap.add_argument(
+        "--shapes",
+        choices=("SURFACE", "ANALYTIC"),
+        default="SURFACE",
+        help="the ball and floor as their meshes (default) or as a sphere and a plane",
+    )
     args = ap.parse_args()
     args.native_frames = args.native_frames or args.frames
     fx.register_physics()
 
-    cloth = [run_xof(100, args.frames) for _ in range(args.runs)]
+    cloth = [run_xof(100, args.frames, shapes=args.shapes) for _ in range(args.runs)]
     native = (
         [] if args.no_native else [run_native(100, args.native_frames) for _ in range(args.runs)]
     )
-    big = [run_xof(200, args.big_frames) for _ in range(args.runs)]
-    soft = [run_xof(100, min(args.frames, 60), kind="SOFT") for _ in range(args.runs)]
+    big = [run_xof(200, args.big_frames, shapes=args.shapes) for _ in range(args.runs)]
+    soft = [
+        run_xof(100, min(args.frames, 60), kind="SOFT", shapes=args.shapes)
+        for _ in range(args.runs)
+    ]
 
     h = median_of(cloth, "handler_ms")
     whole = median_of(cloth, "frame_set_ms")
     print(f"load average: {os.getloadavg()}")
-    print(f"10k cloth, {args.frames} frames, median of {args.runs} runs (wall / CPU):")
+    print(
+        f"10k cloth, {args.frames} frames, colliders {args.shapes}, median of {args.runs} runs "
+        "(wall / CPU):"
+    )
     print(
         f"  xof handler {h:.2f} / {median_of(cloth, 'handler_cpu_ms'):.2f} ms/frame; whole "
         f"frame_set {whole:.2f} / {median_of(cloth, 'frame_set_cpu_ms'):.2f} ms/frame"
