@@ -110,6 +110,8 @@ class VertexMap:
     split: bool  # some Blender vertex became several file vertices
     #: per-corner arrays already gathered per file vertex (by the no-split check)
     tables: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: (file n,) the last corner of each file vertex (-1: none), when nothing was split
+    last: np.ndarray | None = None
 
 
 def _words(a: np.ndarray) -> np.ndarray:
@@ -122,15 +124,30 @@ def _words(a: np.ndarray) -> np.ndarray:
     return a.view(np.dtype((np.void, width))).reshape(-1)
 
 
+def last_corners(loop_vertex: np.ndarray, n: int) -> np.ndarray:
+    """(n,) the last corner of each vertex, -1 for vertices no face uses."""
+    last = np.full(n, -1, dtype=np.int64)
+    last[loop_vertex] = np.arange(len(loop_vertex), dtype=np.int64)
+    return last
+
+
 def _per_vertex(
-    per_loop: np.ndarray, loop_vertex: np.ndarray, n: int, exact: bool = False
+    per_loop: np.ndarray,
+    loop_vertex: np.ndarray,
+    n: int,
+    exact: bool = False,
+    last: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The per-corner rows as one row per vertex (the last corner's, unused vertices 0), or
     None when some vertex's corners disagree (compared as floats: -0 == 0, NaN != NaN; with
-    ``exact``, bit for bit)."""
+    ``exact``, bit for bit). ``last``: :func:`last_corners`, shared by the arrays checked."""
     words = _words(per_loop)
-    table = np.zeros(n, dtype=words.dtype)
-    table[loop_vertex] = words
+    if last is None:
+        last = last_corners(loop_vertex, n)
+    table = words.take(last)  # one gather per vertex, not one scatter per corner
+    unused = last < 0
+    if unused.any():
+        table[unused] = np.zeros(1, dtype=words.dtype)[0]
     rows = table.view(per_loop.dtype).reshape(n, -1)
     # take: a gather much faster than rows[index]; 8-byte rows as one word each
     back = (
@@ -152,7 +169,7 @@ def _per_vertex(
 def corner_normals_per_vertex(normals: np.ndarray, vmap: VertexMap) -> np.ndarray | None:
     """Per-corner normals as one per file vertex when every corner of each file vertex holds
     the same normal, bit for bit (smooth custom normals): then each reads back exactly."""
-    return _per_vertex(normals, vmap.loop_vertex, len(vmap.source), exact=True)
+    return _per_vertex(normals, vmap.loop_vertex, len(vmap.source), exact=True, last=vmap.last)
 
 
 def vertex_map(arrays: MeshArrays) -> VertexMap:
@@ -164,14 +181,15 @@ def vertex_map(arrays: MeshArrays) -> VertexMap:
     if arrays.colors is not None and arrays.colors_per_corner:
         corner_data.append(arrays.colors)
     tables = []
+    last = last_corners(loops, n)
     for data in corner_data:
-        table = _per_vertex(data, loops, n)
+        table = _per_vertex(data, loops, n, last=last)
         if table is None:
             break
         tables.append((data, table))
     else:
         identity = np.arange(n, dtype=np.int64)
-        return VertexMap(identity, identity, loops, False, tables)
+        return VertexMap(identity, identity, loops, False, tables, last)
     key = np.column_stack([loops.astype(np.float64), *corner_data])
     unique, inverse = np.unique(key, axis=0, return_inverse=True)
     source = unique[:, 0].astype(np.int64)
