@@ -130,3 +130,33 @@ def stash(
     strip = track.strips.new(action.name, int(action.frame_range[0]), action)
     strip.action_slot = slot
     track.mute = mute
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def clamp_to_float32(channels: Channels) -> bool:
+    """Keys that F-curves can hold: values beyond the 32-bit float range clamped (a cast
+    would make them infinite), keys with NaN given the rest value (location 0, rotation
+    identity, scale 1, slope 0); True when some were changed."""
+    changed = False
+    for values, rest in (
+        (channels.location, 0.0), (channels.rotation, None), (channels.scale, 1.0),
+        (channels.location_slope, 0.0),
+    ):  # fmt: skip
+        if values is None or not values.size:
+            continue
+        low, high = float(values.min()), float(values.max())  # NaN propagates through both
+        if low >= -FLOAT32_MAX and high <= FLOAT32_MAX:
+            continue
+        bad = np.isnan(values).any(axis=1)
+        if bad.any():
+            if rest is None:  # a quaternion row as a whole
+                values[bad] = (1.0, 0.0, 0.0, 0.0)
+            else:
+                values[bad] = np.where(np.isnan(values[bad]), rest, values[bad])
+            changed = True
+        if (np.abs(values) > FLOAT32_MAX).any():
+            np.clip(values, -FLOAT32_MAX, FLOAT32_MAX, out=values)
+            changed = True
+    return changed

@@ -27,7 +27,7 @@ from ..rig.rig_math import (
     rotate_parts,
 )
 from ..rig.skeleton import SpaceConversion
-from .actions import ActionBuilder, bone_path, play, stash
+from .actions import ActionBuilder, bone_path, clamp_to_float32, play, stash
 from .batch_sampling import Segments, refine_all, sample_all, segment_continuous
 from .key_sampling import (
     DEFAULT_MAX_STEP,
@@ -401,6 +401,12 @@ def build_actions(
         for channels, (_, (anim, _, _, owner, prefix, group)) in zip(
             channels_of([k[0] for k in keyed]), keyed, strict=True
         ):
+            if clamp_to_float32(channels):
+                warnings.append(
+                    f"set {builder.action.name!r}: {group!r} has key values that are not "
+                    "numbers or beyond the 32-bit float range of F-curves; rest values and "
+                    "the range's ends used"
+                )
             builder.write(builder.slot_for(owner), prefix, channels, group, cyclic=not anim.open)
         builder.finish()
         built.append((builder, users))
