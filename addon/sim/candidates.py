@@ -82,20 +82,33 @@ class Candidates:
         corners = self.triangles[self.tri]
         self.corners = tuple(np.ascontiguousarray(corners[:, k]) for k in range(3))  # type: ignore[assignment]
         self.count = int(self.point.size)
-        first = np.ones(self.count, dtype=bool)
-        first[1:] = self.point[1:] != self.point[:-1]
-        self.starts = np.flatnonzero(first)
-        self.group_sizes = np.diff(np.append(self.starts, self.count))
+        self.starts, self.group_sizes = point_runs(self.point)
 
     def best(self, key: np.ndarray) -> np.ndarray:
         """Per point, the pair with the smallest finite ``key`` (first on ties): pair ids."""
-        if not self.count:
-            return np.zeros(0, dtype=np.int64)
-        lowest = np.minimum.reduceat(key, self.starts)
-        chosen = np.flatnonzero(np.isfinite(key) & (key <= np.repeat(lowest, self.group_sizes)))
-        if not chosen.size:
-            return chosen
-        owner = self.point[chosen]
-        first = np.ones(chosen.size, dtype=bool)
-        first[1:] = owner[1:] != owner[:-1]
-        return chosen[first]
+        return best_of_runs(self.point, self.starts, self.group_sizes, key)
+
+
+def point_runs(point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each point's run of pairs starts in the sorted ``point``, and its length."""
+    first = np.ones(point.size, dtype=bool)
+    first[1:] = point[1:] != point[:-1]
+    starts = np.flatnonzero(first)
+    return starts, np.diff(np.append(starts, point.size))
+
+
+def best_of_runs(
+    point: np.ndarray, starts: np.ndarray, sizes: np.ndarray, key: np.ndarray
+) -> np.ndarray:
+    """Per point of the sorted ``point``, the pair with the smallest finite ``key`` (first
+    on ties): pair ids."""
+    if not point.size:
+        return np.zeros(0, dtype=np.int64)
+    lowest = np.minimum.reduceat(key, starts)
+    chosen = np.flatnonzero(np.isfinite(key) & (key <= np.repeat(lowest, sizes)))
+    if not chosen.size:
+        return chosen
+    owner = point[chosen]
+    first = np.ones(chosen.size, dtype=bool)
+    first[1:] = owner[1:] != owner[:-1]
+    return chosen[first]

@@ -27,8 +27,9 @@ import numpy as np
 from .broad_phase import BoxGrid
 from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
 from .rows import put_rows, take_columns, take_rows
-from .surface_pairs import AnchoredPairs
-from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
+from .surface_pairs import AnchoredPairs, path_lengths, query_along
+from .surface_pose import SurfacePose, gather, least_at_corners
+from .triangle_geometry import closest_points, dot, inside_triangle
 
 WINDOW = 1.0  # a moving surface's candidates are found again every this much of a frame
 # how far a point may move relative to its nearest triangle before its pairs are found
@@ -147,20 +148,20 @@ class MeshCollider:
         self._box_hi = np.empty((len(self.triangles), 3))
         for axis in range(3):
             lo, hi = np.ascontiguousarray(low[:, axis]), np.ascontiguousarray(high[:, axis])
-            self._box_lo[:, axis] = _least(lo, corners)
-            self._box_hi[:, axis] = -_least(-hi, corners)
+            self._box_lo[:, axis] = least_at_corners(lo, corners)
+            self._box_hi[:, axis] = -least_at_corners(-hi, corners)
         # the whole surface's box over the window: a point whose substep path stays outside
         # it, grown by the reach, can touch nothing and is not asked about
         self._surface_lo = self._box_lo.min(axis=0, initial=np.inf)
         self._surface_hi = self._box_hi.max(axis=0, initial=-np.inf)
         # each corner's velocity in the drifting frame, per unit of frame: (T, 12) rows of
-        # (x, y, z, 0) like ``_Pose.corners``, and the fastest corner's speed (T,)
+        # (x, y, z, 0) like ``SurfacePose.corners``, and the fastest corner's speed (T,)
         rate = (self._cur - self._prev - self._drift).astype(np.float32)
         self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
         for k in range(3):
             self._rate[:, 4 * k : 4 * k + 3] = rate[corners[k]]
         speed = np.sqrt(np.einsum("ij,ij->i", rate, rate)).astype(np.float32)
-        self._rate_length = -_least(-speed, corners)
+        self._rate_length = -least_at_corners(-speed, corners)
         self._pairs = None
         self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
         self._grid_grow = 0.0
@@ -190,10 +191,10 @@ class MeshCollider:
         else:
             self._start = previous_end if previous_end.t == t0 else self._pose(t0)
 
-    def _pose(self, t: float) -> _Pose:
+    def _pose(self, t: float) -> SurfacePose:
         """The surface at fraction ``t`` of the frame."""
         vertices = self._prev + (self._cur - self._prev) * t if self.moving else self._cur
-        return _Pose(t, np.ascontiguousarray(vertices.T, dtype=np.float32), self.triangles)
+        return SurfacePose(t, np.ascontiguousarray(vertices.T, dtype=np.float32), self.triangles)
 
     # contacts ----------------------------------------------------------------------------
 
@@ -390,7 +391,7 @@ class MeshCollider:
             near &= (np.maximum(a, b) >= lo[axis]) & (np.minimum(a, b) <= hi[axis])
         return near
 
-    def _anchor(self, pose: _Pose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def _anchor(self, pose: SurfacePose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Points ``(k, 3)`` float32 at barycentric ``w`` ``(k, 3)`` of triangles ``tri`` on
         ``pose`` (at ``t``), in the drifting frame."""
         rows = gather(pose.corners, tri)
@@ -439,8 +440,8 @@ class MeshCollider:
             cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
             self._grid = BoxGrid(lo, hi, cell=cell)
             self._grid_grow = grow
-        path = _path_lengths(here, before, chosen)  # all in the drifting frame
-        point, tri = _query_along(self._grid, here, before, chosen, path, grow)
+        path = path_lengths(here, before, chosen)  # all in the drifting frame
+        point, tri = query_along(self._grid, here, before, chosen, path, grow)
         slack = np.full(chosen.size, large, dtype=np.float32)
         anchor_tri = np.full(chosen.size, -1, dtype=np.int64)
         anchor_w = np.zeros((chosen.size, 3), dtype=np.float32)
@@ -513,87 +514,6 @@ class MeshCollider:
         if self._ids.size != count:
             self._ids = np.arange(count)
         return self._ids
-
-
-def _least(values: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:
-    """Per triangle, the least of ``values`` (one per vertex) at its three corners."""
-    return np.minimum(np.minimum(values[corners[0]], values[corners[1]]), values[corners[2]])
-
-
-def _path_lengths(pos: np.ndarray, prev: np.ndarray | None, chosen: np.ndarray) -> np.ndarray:
-    """How far each chosen point moved this substep ``(k,)`` float32 (0 without ``prev``)."""
-    if prev is None:
-        return np.zeros(chosen.size, dtype=np.float32)
-    d = np.asarray(pos[chosen, :3] - prev[chosen, :3], dtype=np.float32)
-    return np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
-
-
-def _query_along(
-    grid: BoxGrid,
-    pos: np.ndarray,
-    prev: np.ndarray | None,
-    chosen: np.ndarray,
-    path: np.ndarray,
-    grow: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Grid pairs (local point ids, triangles) of the chosen points' substep paths: the
-    end points, plus points along paths longer than ``grow`` (a box grown by ``grow`` that
-    the path crosses holds one of points spaced ``grow`` apart). Pairs are distinct."""
-    end = pos[chosen, :3]
-    samples = np.ceil(path / grow).astype(np.int64) if prev is not None else path.astype(int)
-    if not samples.any() or prev is None:
-        return grid.query(end)
-    start = prev[chosen, :3]
-    owner = np.repeat(np.arange(chosen.size), samples + 1)
-    step = np.arange(owner.size) - np.repeat(np.cumsum(samples + 1) - (samples + 1), samples + 1)
-    frac = (step / np.maximum(samples[owner], 1)).astype(np.float32)[:, None]
-    points = start[owner] + (end[owner] - start[owner]) * frac
-    sample, tri = grid.query(points)
-    keys = np.unique(owner[sample] * np.int64(grid.count) + tri)
-    return keys // grid.count, keys % grid.count
-
-
-class _Pose:
-    """The surface at fraction ``t`` of the frame, per triangle packed in rows so one gather
-    of 32- or 48-byte items fetches a pair's data (numpy's gathers cost per item, ~10x an
-    arithmetic pass, so fewer and wider is faster):
-
-    - ``planes`` ``(T, 8)`` float32: unit normal, plane offset (``n . x`` on the plane),
-      centroid, bounding radius about the centroid;
-    - ``corners`` ``(T, 12)`` float32: a, b, c as (x, y, z, 0).
-    """
-
-    def __init__(self, t: float, vertices: np.ndarray, triangles: np.ndarray) -> None:
-        self.t = t
-        a, b, c = (np.ascontiguousarray(vertices[:, triangles[:, k]]) for k in range(3))
-        normals = unit_normals(a, b, c)
-        centres = (a + b + c) / np.float32(3.0)
-        ca, cb, cc = (x - centres for x in (a, b, c))
-        radii = np.sqrt(np.maximum(np.maximum(dot(ca, ca), dot(cb, cb)), dot(cc, cc)))
-        self.planes = np.zeros((len(triangles), 8), dtype=np.float32)
-        self.planes[:, 0:3] = normals.T
-        self.planes[:, 3] = dot(normals, a)
-        self.planes[:, 4:7] = centres.T
-        self.planes[:, 7] = radii
-        self.corners = np.zeros((len(triangles), 12), dtype=np.float32)
-        for k, x in enumerate((a, b, c)):
-            self.corners[:, 4 * k : 4 * k + 3] = x.T
-
-    def plane_columns(self, tri: np.ndarray) -> np.ndarray:
-        """``(8, k)`` rows of ``planes`` for triangles ``tri``: nx ny nz offset cx cy cz r."""
-        return np.ascontiguousarray(gather(self.planes, tri).T)
-
-    def corner_columns(self, tri: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The corners a, b, c of triangles ``tri``, each ``(3, k)``."""
-        block = np.ascontiguousarray(gather(self.corners, tri).T)
-        return block[0:3], block[4:7], block[8:11]
-
-
-def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``records[ids]`` for a C-contiguous 2-D array, each row moved as one item."""
-    item = np.dtype((np.void, records.shape[1] * records.itemsize))
-    flat = records.view(item).reshape(-1)
-    return np.take(flat, ids).view(records.dtype).reshape(len(ids), records.shape[1])
 
 
 def _no_contacts(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -22,9 +22,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .broad_phase import BoxGrid
+from .candidates import FULL_REBUILD_FRACTION, best_of_runs, point_runs
+
 Query = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 Anchor = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tris, weights) -> points (k, 3)
-FULL_REBUILD_FRACTION = 0.5  # beyond this share of points moved, query them all at once
 FAR = np.float32(1e15)  # a built position no point is near: asked again at its next refresh
 
 
@@ -129,23 +131,11 @@ class AnchoredPairs:
         self.point = np.ascontiguousarray(point)
         self.tri = np.ascontiguousarray(tri)
         self.count = int(self.point.size)
-        first = np.ones(self.count, dtype=bool)
-        first[1:] = self.point[1:] != self.point[:-1]
-        self.starts = np.flatnonzero(first)
-        self.group_sizes = np.diff(np.append(self.starts, self.count))
+        self.starts, self.group_sizes = point_runs(self.point)
 
     def best(self, key: np.ndarray) -> np.ndarray:
         """Per point, the pair with the smallest finite ``key`` (first on ties): pair ids."""
-        if not self.count:
-            return np.zeros(0, dtype=np.int64)
-        lowest = np.minimum.reduceat(key, self.starts)
-        chosen = np.flatnonzero(np.isfinite(key) & (key <= np.repeat(lowest, self.group_sizes)))
-        if not chosen.size:
-            return chosen
-        owner = self.point[chosen]
-        first = np.ones(chosen.size, dtype=bool)
-        first[1:] = owner[1:] != owner[:-1]
-        return chosen[first]
+        return best_of_runs(self.point, self.starts, self.group_sizes, key)
 
 
 def _norm2(rows: np.ndarray) -> np.ndarray:
@@ -154,3 +144,36 @@ def _norm2(rows: np.ndarray) -> np.ndarray:
     out += rows[:, 1] * rows[:, 1]
     out += rows[:, 2] * rows[:, 2]
     return out
+
+
+def path_lengths(pos: np.ndarray, prev: np.ndarray | None, chosen: np.ndarray) -> np.ndarray:
+    """How far each chosen point moved this substep ``(k,)`` float32 (0 without ``prev``)."""
+    if prev is None:
+        return np.zeros(chosen.size, dtype=np.float32)
+    d = np.asarray(pos[chosen, :3] - prev[chosen, :3], dtype=np.float32)
+    return np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+
+
+def query_along(
+    grid: BoxGrid,
+    pos: np.ndarray,
+    prev: np.ndarray | None,
+    chosen: np.ndarray,
+    path: np.ndarray,
+    grow: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Grid pairs (local point ids, triangles) of the chosen points' substep paths: the
+    end points, plus points along paths longer than ``grow`` (a box grown by ``grow`` that
+    the path crosses holds one of points spaced ``grow`` apart). Pairs are distinct."""
+    end = pos[chosen, :3]
+    samples = np.ceil(path / grow).astype(np.int64) if prev is not None else path.astype(int)
+    if not samples.any() or prev is None:
+        return grid.query(end)
+    start = prev[chosen, :3]
+    owner = np.repeat(np.arange(chosen.size), samples + 1)
+    step = np.arange(owner.size) - np.repeat(np.cumsum(samples + 1) - (samples + 1), samples + 1)
+    frac = (step / np.maximum(samples[owner], 1)).astype(np.float32)[:, None]
+    points = start[owner] + (end[owner] - start[owner]) * frac
+    sample, tri = grid.query(points)
+    keys = np.unique(owner[sample] * np.int64(grid.count) + tri)
+    return keys // grid.count, keys % grid.count
