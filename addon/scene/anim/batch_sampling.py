@@ -20,6 +20,7 @@ import numpy as np
 
 from ..rig.rig_math import quat_angle, row_decompose, slerp
 from .key_sampling import KeyParts, LocalSamples
+from .position_spline import hermite_segments
 
 
 @dataclass(eq=False)
@@ -145,14 +146,7 @@ def spline_at(times: Segments, values: Segments, at: Segments) -> tuple[np.ndarr
     x = at.values
     h = np.where(single, 1.0, tk[hi] - tk[lo])[:, None]
     s = np.clip((x[:, None] - tk[lo][:, None]) / h, 0.0, 1.0)
-    p0, p1 = yk[lo], yk[hi]
-    m0, m1 = tangents[lo] * h, tangents[hi] * h
-    s2, s3 = s * s, s * s * s
-    value = (
-        (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1
-        + (s3 - s2) * m1
-    )  # fmt: skip
-    slope = ((6 * s2 - 6 * s) * (p0 - p1) + (3 * s2 - 4 * s + 1) * m0 + (3 * s2 - 2 * s) * m1) / h
+    value, slope = hermite_segments(yk[lo], yk[hi], tangents[lo], tangents[hi], s, h)
     owner = at.owner()
     first = tk[times.start[owner]]
     last = tk[(times.start + times.count - 1)[owner]]

@@ -44,14 +44,22 @@ def evaluate(
     lo = hi - 1
     h = (times[hi] - times[lo])[:, None]
     s = np.clip((at[:, None] - times[lo][:, None]) / h, 0.0, 1.0)
-    p0, p1 = values[lo], values[hi]
-    m0, m1 = tangents[lo] * h, tangents[hi] * h  # tangents per unit of s
+    value, slope = hermite_segments(values[lo], values[hi], tangents[lo], tangents[hi], s, h)
+    outside = (at < times[0]) | (at > times[-1])
+    slope[outside] = 0.0
+    return value, slope
+
+
+def hermite_segments(
+    p0: np.ndarray, p1: np.ndarray, t0: np.ndarray, t1: np.ndarray, s: np.ndarray, h: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cubic Hermite value and slope (per unit of time) at ``s`` in 0..1 of segments of
+    length ``h`` from ``p0`` to ``p1`` with tangents ``t0``, ``t1`` per unit of time."""
+    m0, m1 = t0 * h, t1 * h  # tangents per unit of s
     s2, s3 = s * s, s * s * s
     value = (
         (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1
         + (s3 - s2) * m1
     )  # fmt: skip
     slope = ((6 * s2 - 6 * s) * (p0 - p1) + (3 * s2 - 4 * s + 1) * m0 + (3 * s2 - 2 * s) * m1) / h
-    outside = (at < times[0]) | (at > times[-1])
-    slope[outside] = 0.0
     return value, slope
