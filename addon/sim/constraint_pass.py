@@ -149,7 +149,7 @@ def solve_group(
     ``ends`` replaces ``g.ends`` when the state is kept in another order (``work_state``).
     """
     ids = g.ends if ends is None else ends
-    gathered = np.take(points, ids, out=w.gathered, mode="clip")
+    gathered = points.take(ids, out=w.gathered, mode="clip")
     project(gathered, g, w)
     points[ids] = gathered
 

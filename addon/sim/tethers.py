@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .constraint_pass import ONE, TINY_LENGTH_SQUARED
+from .constraint_pass import TINY_LENGTH_SQUARED
 from .rows import squared_lengths
 
+HALF = np.float32(0.5)
 CHUNK_ELEMENTS = 1 << 22  # distance-matrix entries computed at a time (16 MB of float32)
 
 
@@ -137,6 +138,7 @@ class TetherSlot:
         self.points = np.ascontiguousarray(points, dtype=np.intp)  # (T,) tethered point ids
         self.pins = np.ascontiguousarray(pins, dtype=np.intp)  # (T,) their pins
         self.limits = np.ascontiguousarray(limits, dtype=np.float32)
+        self._half_limits = self.limits * HALF  # max(f, 0) as h + |h|, h = f / 2: see project
         count = self.points.size
         self.anchors = np.empty(count, dtype=np.complex128)
         self.delta = np.empty((count, 4), dtype=np.float32)
@@ -147,16 +149,18 @@ class TetherSlot:
     def project(self, points: np.ndarray, anchors: np.ndarray) -> None:
         """Pull each of ``points`` (complex128 ``(T,)``, in place) back onto the sphere of
         its limit around its anchor when it is outside: ``p -= (p - q) * max(1 - limit /
-        |p - q|, 0)``. Points within their limit get an exact zero correction."""
+        |p - q|, 0)``. Points within their limit get an exact zero correction. The max is
+        ``h + |h|`` with ``h = 1/2 - (limit/2) / |p - q|``: halving is exact in binary floats,
+        so it is the same value bit for bit, and cheaper than numpy's NaN-aware ``maximum``."""
         p = points.view(np.float32).reshape(-1, 4)
         q = anchors.view(np.float32).reshape(-1, 4)
         delta = np.subtract(p, q, out=self.delta)
         length = squared_lengths(delta, self.length, self.square)
         length += TINY_LENGTH_SQUARED
         np.sqrt(length, out=length)
-        factor = np.divide(self.limits, length, out=self.factor)
-        np.subtract(ONE, factor, out=factor)
-        np.maximum(factor, 0.0, out=factor)
+        factor = np.divide(self._half_limits, length, out=self.factor)
+        np.subtract(HALF, factor, out=factor)
+        factor += np.abs(factor, out=length)
         for axis in range(3):
             column = delta[:, axis]
             column *= factor

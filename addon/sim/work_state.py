@@ -115,15 +115,15 @@ class PassPlan:
             if step.reorder is not None:
                 target = self._buffers[turn]
                 turn ^= 1
-                np.take(current, step.reorder, out=target, mode="clip")
+                current.take(step.reorder, out=target, mode="clip")
                 current = target
             if group is not None and step.views is not None:
                 project(current[: group.ends.size], group, step.views)
             elif slot is not None and step.anchors is not None:
-                anchors = np.take(current, step.anchors, out=slot.anchors, mode="clip")
+                anchors = current.take(step.anchors, out=slot.anchors, mode="clip")
                 slot.project(current[: slot.points.size], anchors)
         if self.back is not None:
-            np.take(current, self.back, out=points, mode="clip")
+            current.take(self.back, out=points, mode="clip")
 
 
 def pass_plans(

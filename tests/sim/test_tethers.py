@@ -60,3 +60,32 @@ def test_building_a_40k_cloth_takes_under_a_second() -> None:
     assert time.process_time() - start < 1.0
     assert isinstance(sim.solver, XpbdSolver)
     assert [t.points.size for t in sim.solver.tethers] == [200 * 200 - 2] * 2
+
+
+def test_slot_projection_is_the_plain_max_formula_bit_for_bit() -> None:
+    """``TetherSlot.project`` takes ``max(f, 0)`` as ``h + |h|`` with ``h = f / 2``; it must
+    give what ``p - (p - q) * max(1 - limit / |p - q|, 0)`` gives in float32, exactly,
+    for points inside, on and beyond their limit (and a point on its anchor)."""
+    from addon.sim.tethers import TetherSlot
+
+    rng = np.random.default_rng(7)
+    count = 5000
+    p = np.zeros((count, 4), np.float32)
+    q = np.zeros((count, 4), np.float32)
+    p[:, :3] = rng.normal(0.0, 1.0, (count, 3))
+    q[:, :3] = rng.normal(0.0, 1.0, (count, 3))
+    p[0, :3] = q[0, :3]  # on its anchor: no correction, no NaN
+    d = p[:, :3] - q[:, :3]
+    # lengths computed as the pass does, then limits around them: slack, taut, stretched
+    length = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2] + 1e-18)
+    limits = (length * rng.choice([0.5, 1.0, 2.0], count)).astype(np.float32)
+    limits[0] = 0.25
+    factor = np.maximum(np.float32(1.0) - limits / length.astype(np.float32), np.float32(0.0))
+    expected = p[:, :3] - d * factor[:, None]
+
+    slot = TetherSlot(np.arange(count), np.arange(count), limits)
+    moved = p.copy()
+    slot.project(moved.view(np.complex128).reshape(-1), q.view(np.complex128).reshape(-1))
+    assert moved[:, :3].tobytes() == expected.tobytes()
+    assert np.array_equal(moved[0], p[0])
+    assert (factor > 0).sum() > count // 4 and (factor == 0).sum() > count // 4
