@@ -126,6 +126,8 @@ class ClothRuntime:
         )
         self.rest_local = inputs.rest.astype(np.float32)
         self.build_matrix = np.array(obj.matrix_world, dtype=np.float64)
+        self.build_inverse = affine_inverse(self.build_matrix)  # read every frame
+        self._inverse_of: tuple[bytes, np.ndarray] = (b"", self.build_inverse)
         self.model = ClothModel(
             transform_points(self.build_matrix, self.rest_local),
             inputs.masses,
@@ -213,7 +215,7 @@ class ClothRuntime:
         deformed = self.evaluated_local(obj, depsgraph)
         if deformed is None:
             local = self.rest_local
-            relative = matrix @ affine_inverse(self.build_matrix)
+            relative = matrix @ self.build_inverse
             start = transform_points(relative, self.model.rest_positions, np.float64)
         else:
             local = deformed
@@ -247,7 +249,15 @@ class ClothRuntime:
             self.warnings.extend(fresh)
             obj.xof_physics.last_warning = fresh[-1]
             print(f"xof: {obj.name}: " + "; ".join(fresh))
-        return transform_points(affine_inverse(inputs.matrix), world)
+        return transform_points(self.inverse(inputs.matrix), world)
+
+    def inverse(self, matrix: np.ndarray) -> np.ndarray:
+        """``affine_inverse(matrix)``, kept for the last matrix asked (an object that does
+        not move asks for the same one every frame)."""
+        key = np.ascontiguousarray(matrix, dtype=np.float64).tobytes()
+        if self._inverse_of[0] != key:
+            self._inverse_of = (key, affine_inverse(matrix))
+        return self._inverse_of[1]
 
 
 def world_matrix(obj: Any, depsgraph: Any) -> np.ndarray:
@@ -276,7 +286,7 @@ def gather_inputs(
         )
     return FrameInputs(
         matrix=matrix,
-        relative=matrix @ affine_inverse(rt.build_matrix),
+        relative=matrix @ rt.build_inverse,
         pin_targets=rt._targets,
         shape_targets=goal,
         colliders=colliders,
