@@ -24,21 +24,10 @@ from ..addon.scene.imp.options import (
 )
 from ..addon.scene.importer import ImportOptions, ImportResult, import_files
 from ..addon.xfile import ENCODING_CHOICES, XFileError
+from . import anim_props
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
-
-TICK_CHOICES = [
-    ("AUTO", "Auto", "The file's AnimTicksPerSecond; without one 4800 (D3DX's), unless that "
-     "makes the longest set last under a second: then key times are frames at the scene rate"),
-    ("FILE", "From File", "The file's AnimTicksPerSecond; without one 4800 (D3DX's)"),
-    ("CUSTOM", "Custom", "The number given below"),
-]  # fmt: skip
-SET_CHOICES = [
-    ("AUTO", "Together When Disjoint", "Sets that each key their own bones (torso, arms, legs) "
-     "all play, on unmuted NLA tracks; other files as One Action Each"),
-    ("SEPARATE", "One Action Each", "The first set plays; the others wait on muted NLA tracks"),
-]  # fmt: skip
 
 
 @orientation_helper(  # type: ignore[func-returns-value]
@@ -168,25 +157,9 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         max=math.pi,
     )
 
-    animation_ticks_per_second: EnumProperty(  # type: ignore[valid-type]
-        name="Ticks per Second",
-        description="How many ticks a second the key times count",
-        items=TICK_CHOICES,
-        default=DEFAULTS.animation.ticks_per_second,
-    )
-    animation_custom_ticks_per_second: FloatProperty(  # type: ignore[valid-type]
-        name="Ticks",
-        description="Ticks per second of the key times (with Ticks per Second: Custom)",
-        default=DEFAULTS.animation.custom_ticks_per_second,
-        min=1e-3,
-        soft_max=100000.0,
-    )
-    animation_sets: EnumProperty(  # type: ignore[valid-type]
-        name="Animation Sets",
-        description="How the file's animation sets play",
-        items=SET_CHOICES,
-        default=DEFAULTS.animation.animation_sets,
-    )
+    animation_ticks_per_second: anim_props.ticks_per_second()  # type: ignore[valid-type]
+    animation_custom_ticks_per_second: anim_props.custom_ticks_per_second()  # type: ignore[valid-type]
+    animation_sets: anim_props.animation_sets()  # type: ignore[valid-type]
     names_encoding: EnumProperty(  # type: ignore[valid-type]
         name="Names' Encoding",
         description="How the names inside the file are decoded (Auto guesses legacy code pages)",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..addon.scene.anim.animation_only import import_animation_file
 from ..addon.scene.imp.options import DEFAULTS, AnimationOptions, TransformOptions
 from ..addon.scene.importer import ImportOptions
 from ..addon.xfile import XFileError
-from .import_x import SET_CHOICES, TICK_CHOICES
+from . import anim_props
 
 
 @orientation_helper(  # type: ignore[func-returns-value]
@@ -31,25 +31,9 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
         default=DEFAULTS.animation.scene_timing,
     )
 
-    ticks_per_second: EnumProperty(  # type: ignore[valid-type]
-        name="Ticks per Second",
-        description="How many ticks a second the key times count",
-        items=TICK_CHOICES,
-        default=DEFAULTS.animation.ticks_per_second,
-    )
-    custom_ticks_per_second: FloatProperty(  # type: ignore[valid-type]
-        name="Ticks",
-        description="Ticks per second of the key times (with Ticks per Second: Custom)",
-        default=DEFAULTS.animation.custom_ticks_per_second,
-        min=1e-3,
-        soft_max=100000.0,
-    )
-    animation_sets: EnumProperty(  # type: ignore[valid-type]
-        name="Animation Sets",
-        description="How the file's animation sets play",
-        items=SET_CHOICES,
-        default=DEFAULTS.animation.animation_sets,
-    )
+    ticks_per_second: anim_props.ticks_per_second()  # type: ignore[valid-type]
+    custom_ticks_per_second: anim_props.custom_ticks_per_second()  # type: ignore[valid-type]
+    animation_sets: anim_props.animation_sets()  # type: ignore[valid-type]
 
     strip_prefix: StringProperty(  # type: ignore[valid-type]
         name="Strip Prefix",
