@@ -45,6 +45,9 @@ EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
 # fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
 # mesh a pair one row across a tight fold still counts
 EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
+# a bound decides a pair alone only this clear of its threshold (squared): float rounding
+# of the bound cannot then disagree with the exact test
+RELATIVE_SURE = 1.0 + 1e-4
 
 
 class SelfCollision:
@@ -81,6 +84,9 @@ class SelfCollision:
         self.tree = PatchTree(self.triangles, rest)
         self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
         self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
+        self._rest_centre, self._rest_bound = _spheres(
+            self._rest, self.tree.triangles, self.excluded
+        )
 
     def _pairs_within(
         self, positions: np.ndarray, grow: float
@@ -89,7 +95,8 @@ class SelfCollision:
         other at ``positions`` ``(N, 3)``, in (point, triangle) order, and their distances.
 
         The patch tree names the leaf pairs where such pairs may be; their point-triangle
-        pairs then go through the grown box, the rest distance and the closest point."""
+        pairs then go through the other leaf's box, the triangles' bounding spheres now and
+        at rest (most pairs are decided there), the rest distance and the closest point."""
         tree = self.tree
         excluded = self.excluded
         ex2 = np.float32(excluded * excluded)
@@ -100,7 +107,8 @@ class SelfCollision:
         t_leaf = np.concatenate([leaf_b, leaf_a[other]])
         xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
         rest = self._rest
-        # each point against the other leaf's box: near it now, and not all of it near at rest
+        # each point against the other leaf's box: near it now, and not all of it near at
+        # rest; "sure" when all of the leaf is beyond the exclusion at rest (no rest test)
         sizes = np.diff(tree.point_bounds)[p_leaf]
         slot = np.repeat(tree.point_bounds[p_leaf] - np.cumsum(sizes) + sizes, sizes)
         slot += np.arange(slot.size)
@@ -109,21 +117,25 @@ class SelfCollision:
         node = t_leaf + tree.leaf_base
         keep = np.ones(point.size, dtype=bool)
         far = np.zeros(point.size, dtype=np.float32)
+        near = np.zeros(point.size, dtype=np.float32)
         for k in range(3):
             c = np.take(xs[k], point)
             keep &= c >= np.take(tree.lo[:, k], node) - grow
             keep &= c <= np.take(tree.hi[:, k], node) + grow
             r = np.take(rest[k], point)
-            span = np.maximum(
-                r - np.take(tree.rest_lo[:, k], node), np.take(tree.rest_hi[:, k], node) - r
-            )
+            below = r - np.take(tree.rest_lo[:, k], node)
+            above = np.take(tree.rest_hi[:, k], node) - r
+            span = np.maximum(below, above)
             far += span * span
+            gap = np.maximum(np.maximum(-below, -above), 0.0)
+            near += gap * gap
         keep &= far > ex2
-        point, t_leaf = point[keep], t_leaf[keep]
+        point, t_leaf, sure = point[keep], t_leaf[keep], near[keep] > ex2 * RELATIVE_SURE
         t0 = tree.tri_bounds[t_leaf]
         sizes = tree.tri_bounds[t_leaf + 1] - t0
         tri = np.repeat(t0 - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
         point = np.repeat(point, sizes)
+        sure = np.repeat(sure, sizes)
         if tree.loose.size:  # points of no triangle: against every triangle's box
             corners = positions[tree.triangles]
             found, hit = box_pairs(
@@ -131,25 +143,36 @@ class SelfCollision:
             )
             point = np.concatenate([point, tree.loose[found]])
             tri = np.concatenate([tri, hit])
+            sure = np.concatenate([sure, np.zeros(found.size, dtype=bool)])
         self.raw_pairs = int(point.size)
-        corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
-        keep = (corners[0] != point) & (corners[1] != point) & (corners[2] != point)
+        # bounding spheres of the triangles (centroid, farthest corner) now and at rest: a
+        # pair beyond the reach of the sphere now is dropped, one within the exclusion of
+        # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
+        # at rest; only the rest between the two bounds at rest get their closest points
+        centre, bound = _spheres(xs, tree.triangles, grow)
+        e2 = np.zeros(point.size, dtype=np.float32)
+        r2 = np.zeros(point.size, dtype=np.float32)
         for k in range(3):
-            here = np.take(xs[k], point)
-            a, b, c = (np.take(xs[k], corner) for corner in corners)
-            lo = np.minimum(np.minimum(a, b), c)
-            keep &= here >= lo - grow
-            hi = np.maximum(np.maximum(a, b), c)
-            keep &= here <= hi + grow
-        point, tri = point[keep], tri[keep]
-        corners = [corner[keep] for corner in corners]
+            e = np.take(xs[k], point) - np.take(centre[k], tri)
+            e2 += e * e
+            e = np.take(rest[k], point) - np.take(self._rest_centre[k], tri)
+            r2 += e * e
+        keep = (e2 < np.take(bound, tri)) & (sure | (r2 * np.float32(RELATIVE_SURE) >= ex2))
+        point, tri, sure, r2 = point[keep], tri[keep], sure[keep], r2[keep]
+        sure |= r2 > np.take(self._rest_bound, tri)
+        corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
         # far enough apart at rest to count (nearer pairs would push a still cloth apart)
-        pr = rest[:, point]
-        q, _, _ = closest_points(pr, *(rest[:, corner] for corner in corners))
-        e = pr - q
-        keep = dot(e, e) >= ex2
-        point, tri = point[keep], tri[keep]
-        corners = [corner[keep] for corner in corners]
+        mixed = np.flatnonzero(~sure)
+        if mixed.size:
+            pm = point[mixed]
+            cm = [corner[mixed] for corner in corners]
+            own = (cm[0] != pm) & (cm[1] != pm) & (cm[2] != pm)
+            pr = rest[:, pm]
+            q, _, _ = closest_points(pr, *(rest[:, corner] for corner in cm))
+            e = pr - q
+            sure[mixed] = own & (dot(e, e) >= ex2)
+        point, tri = point[sure], tri[sure]
+        corners = [corner[sure] for corner in corners]
         p = xs[:, point]
         q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
         e = p - q
@@ -344,6 +367,20 @@ def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
     moved *= moved
     step = float(np.sqrt((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)))
     return min(max(SLACK_STEPS * step, SLACK_MIN * scale), SLACK_MAX * scale)
+
+
+def _spheres(xs: np.ndarray, triangles: np.ndarray, grow: float) -> tuple[np.ndarray, np.ndarray]:
+    """Centroids ``(3, T)`` of ``triangles`` at ``xs`` ``(3, N)`` and the squared reach of
+    their bounding spheres grown by ``grow`` ``(T,)`` (float32, a little wide: see
+    ``RELATIVE_SURE``)."""
+    x = [xs[:, triangles[:, k]] for k in range(3)]
+    centre = (x[0] + x[1] + x[2]) / np.float32(3.0)
+    radius2 = np.maximum(
+        np.maximum(dot(x[0] - centre, x[0] - centre), dot(x[1] - centre, x[1] - centre)),
+        dot(x[2] - centre, x[2] - centre),
+    )
+    reach = np.sqrt(radius2) + np.float32(grow)
+    return centre, (reach * reach * np.float32(RELATIVE_SURE)).astype(np.float32)
 
 
 def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
