@@ -324,12 +324,12 @@ class SelfCollision:
 
     def _candidates(self, pos: np.ndarray, prev: np.ndarray, d: float) -> Candidates | None:
         """All pairs found again once any point moved beyond the slack (a moved corner
-        changes its triangle's pairs with points that stayed put). Only motion relative to
-        the cloth's mean counts: moving all together changes no distance within it."""
+        changes its triangle's pairs with points that stayed put). Only motion beyond the
+        cloth's best-fit rigid motion counts: a turn or a shift changes no distance within
+        it (a cape turning with the body keeps its pairs)."""
         pairs = self._pairs
         if pairs is not None and pairs.reach == d and pairs.built is not None:
-            moved = np.asarray(pos[:, :3], dtype=np.float32) - pairs.built
-            moved -= moved.mean(axis=0)
+            moved = moved_rigidly(pairs.built, pos[:, :3])
             moved *= moved
             far = (moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)
             if far <= self._slack * self._slack:
@@ -358,6 +358,23 @@ def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -
     edge = float(np.median(edges)) / distance
     ramp = np.clip((COARSE_EDGE - edge) / (COARSE_EDGE - FINE_EDGE), 0.0, 1.0)
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
+
+
+def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
+    """Each point's motion ``(N, 3)`` float32 from ``built`` to ``here`` (``(N, 3)``) after
+    the best-fit rigid motion of all of them is taken out (Kabsch: the rotation from the
+    SVD of the covariance). Any rotation would do for the pairs' distances, which no
+    rotation or shift changes; the best fit leaves the least motion to count."""
+    b = np.asarray(built, dtype=np.float64)
+    x = np.asarray(here, dtype=np.float64)
+    cb, cx = b.mean(axis=0), x.mean(axis=0)
+    b = b - cb
+    x = x - cx
+    u, _, vt = np.linalg.svd(b.T @ x)
+    if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
+        u[:, -1] = -u[:, -1]
+    moved = x @ (u @ vt).T - b  # here turned back onto built, minus built
+    return moved.astype(np.float32)
 
 
 def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
