@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from addon.sim import ClothModel, SimSettings, Simulator
-from addon.sim.self_collision import SelfCollision
+from addon.sim.self_collision import SelfCollision, cheapest_slack
 from addon.sim.solver_xpbd import XpbdSolver
 from addon.sim.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
 
@@ -290,3 +290,20 @@ def test_a_sheet_turning_and_moving_as_a_whole_keeps_its_pairs() -> None:
         prev = pos
     assert collision.rebuilds == 1
     assert counts[0] > 50 and counts == [counts[0]] * 12
+
+
+def test_the_slack_shrinks_where_pairs_crowd_just_beyond_the_distance() -> None:
+    # slacks tried: 0.25 D .. 0.5 D in steps of 0.05 D (reaches 1.5 D .. 2 D). 200k pairs
+    # between 1.65 D and 2 D: the reaches up to 1.6 D hold none, and of those the widest
+    # slack (0.3 D) lasts longest for the fixed cost (4 pairs a point, 1,000 points)
+    crowd = np.sort(np.random.default_rng(2).uniform(1.65 * D, 2.0 * D, 200_000))
+    assert abs(cheapest_slack(0.5 * D, D, crowd, 0.5 * D, 1000) - 0.3 * D) < 1e-12
+    # ten pairs: the fixed cost decides, the widest slack; no query yet: the widest too
+    few = np.sort(np.random.default_rng(2).uniform(1.0 * D, 2.0 * D, 10))
+    assert cheapest_slack(0.5 * D, D, few, 0.5 * D, 1000) == 0.5 * D
+    assert cheapest_slack(0.4 * D, D, None, 0.0, 1000) == 0.4 * D
+    # beyond the last reach (1.5 D) the count is grown at its last rate, at least cubic:
+    # 1,000 pairs reached uniformly over 1.0-1.5 D grow to >= 1000 (2 / 1.5) ** 3 = 2,370
+    # at 2 D, so the cost (1000 + 2370) / 0.5 D beats (1000 + 1000) / 0.25 D: not 0.25 D
+    even = np.linspace(1.0 * D, 1.5 * D, 1000, endpoint=False)
+    assert cheapest_slack(0.5 * D, D, even, 0.25 * D, 250) > 0.25 * D
