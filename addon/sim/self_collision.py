@@ -122,13 +122,14 @@ class SelfCollision:
         keep = np.ones(point.size, dtype=bool)
         far = np.zeros(point.size, dtype=np.float32)
         near = np.zeros(point.size, dtype=np.float32)
-        for k in range(3):
+        g = np.float32(grow)
+        for k in range(3):  # float32 bounds: no float64 copies of the gathered columns
             c = np.take(xs[k], point)
-            keep &= c >= np.take(tree.lo[:, k], node) - grow
-            keep &= c <= np.take(tree.hi[:, k], node) + grow
+            keep &= c >= np.take((tree.lo[:, k] - g).astype(np.float32), node)
+            keep &= c <= np.take((tree.hi[:, k] + g).astype(np.float32), node)
             r = np.take(rest[k], point)
-            below = r - np.take(tree.rest_lo[:, k], node)
-            above = np.take(tree.rest_hi[:, k], node) - r
+            below = r - np.take(tree.rest_lo[:, k].astype(np.float32), node)
+            above = np.take(tree.rest_hi[:, k].astype(np.float32), node) - r
             span = np.maximum(below, above)
             far += span * span
             gap = np.maximum(np.maximum(-below, -above), 0.0)
