@@ -35,6 +35,9 @@ from .triangle_geometry import closest_points, dot, inside_triangle, unit_normal
 TINY_DISTANCE = 1e-9
 SLACK_MIN, SLACK_MAX = 0.25, 0.5  # bounds of the slack, in distances
 SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's motion
+# a query's fixed cost (the tree walk, the cloth-wide arrays) in pairs a point, for the
+# choice of the slack (``cheapest_slack``)
+QUERY_PAIRS_PER_POINT = 4.0
 # pairs closer than this at rest (in distances) are never candidates: the distance plus
 # twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
 EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
@@ -45,6 +48,9 @@ EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
 # fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
 # mesh a pair one row across a tight fold still counts
 EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
+# a bound decides a pair alone only this clear of its threshold (squared): float rounding
+# of the bound cannot then disagree with the exact test
+RELATIVE_SURE = 1.0 + 1e-4
 
 
 class SelfCollision:
@@ -74,6 +80,7 @@ class SelfCollision:
         self.rebuilds = 0
         self._pairs: Candidates | None = None
         self._slack = 0.0
+        self._reached: np.ndarray | None = None  # the last query's pair distances, sorted
         self._tri_of: Candidates | None = None  # the pairs _tri_ids/_tri_slot belong to
         self._tri_ids = self._tri_slot = np.zeros(0, dtype=np.int64)
         self._ids = np.arange(len(rest))
@@ -81,6 +88,9 @@ class SelfCollision:
         self.tree = PatchTree(self.triangles, rest)
         self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
         self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
+        self._rest_centre, self._rest_bound = _spheres(
+            self._rest, self.tree.triangles, self.excluded
+        )
 
     def _pairs_within(
         self, positions: np.ndarray, grow: float
@@ -89,7 +99,8 @@ class SelfCollision:
         other at ``positions`` ``(N, 3)``, in (point, triangle) order, and their distances.
 
         The patch tree names the leaf pairs where such pairs may be; their point-triangle
-        pairs then go through the grown box, the rest distance and the closest point."""
+        pairs then go through the other leaf's box, the triangles' bounding spheres now and
+        at rest (most pairs are decided there), the rest distance and the closest point."""
         tree = self.tree
         excluded = self.excluded
         ex2 = np.float32(excluded * excluded)
@@ -100,7 +111,8 @@ class SelfCollision:
         t_leaf = np.concatenate([leaf_b, leaf_a[other]])
         xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
         rest = self._rest
-        # each point against the other leaf's box: near it now, and not all of it near at rest
+        # each point against the other leaf's box: near it now, and not all of it near at
+        # rest; "sure" when all of the leaf is beyond the exclusion at rest (no rest test)
         sizes = np.diff(tree.point_bounds)[p_leaf]
         slot = np.repeat(tree.point_bounds[p_leaf] - np.cumsum(sizes) + sizes, sizes)
         slot += np.arange(slot.size)
@@ -109,21 +121,26 @@ class SelfCollision:
         node = t_leaf + tree.leaf_base
         keep = np.ones(point.size, dtype=bool)
         far = np.zeros(point.size, dtype=np.float32)
-        for k in range(3):
+        near = np.zeros(point.size, dtype=np.float32)
+        g = np.float32(grow)
+        for k in range(3):  # float32 bounds: no float64 copies of the gathered columns
             c = np.take(xs[k], point)
-            keep &= c >= np.take(tree.lo[:, k], node) - grow
-            keep &= c <= np.take(tree.hi[:, k], node) + grow
+            keep &= c >= np.take((tree.lo[:, k] - g).astype(np.float32), node)
+            keep &= c <= np.take((tree.hi[:, k] + g).astype(np.float32), node)
             r = np.take(rest[k], point)
-            span = np.maximum(
-                r - np.take(tree.rest_lo[:, k], node), np.take(tree.rest_hi[:, k], node) - r
-            )
+            below = r - np.take(tree.rest_lo[:, k].astype(np.float32), node)
+            above = np.take(tree.rest_hi[:, k].astype(np.float32), node) - r
+            span = np.maximum(below, above)
             far += span * span
+            gap = np.maximum(np.maximum(-below, -above), 0.0)
+            near += gap * gap
         keep &= far > ex2
-        point, t_leaf = point[keep], t_leaf[keep]
+        point, t_leaf, sure = point[keep], t_leaf[keep], near[keep] > ex2 * RELATIVE_SURE
         t0 = tree.tri_bounds[t_leaf]
         sizes = tree.tri_bounds[t_leaf + 1] - t0
         tri = np.repeat(t0 - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
         point = np.repeat(point, sizes)
+        sure = np.repeat(sure, sizes)
         if tree.loose.size:  # points of no triangle: against every triangle's box
             corners = positions[tree.triangles]
             found, hit = box_pairs(
@@ -131,25 +148,36 @@ class SelfCollision:
             )
             point = np.concatenate([point, tree.loose[found]])
             tri = np.concatenate([tri, hit])
+            sure = np.concatenate([sure, np.zeros(found.size, dtype=bool)])
         self.raw_pairs = int(point.size)
-        corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
-        keep = (corners[0] != point) & (corners[1] != point) & (corners[2] != point)
+        # bounding spheres of the triangles (centroid, farthest corner) now and at rest: a
+        # pair beyond the reach of the sphere now is dropped, one within the exclusion of
+        # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
+        # at rest; only the rest between the two bounds at rest get their closest points
+        centre, bound = _spheres(xs, tree.triangles, grow)
+        e2 = np.zeros(point.size, dtype=np.float32)
+        r2 = np.zeros(point.size, dtype=np.float32)
         for k in range(3):
-            here = np.take(xs[k], point)
-            a, b, c = (np.take(xs[k], corner) for corner in corners)
-            lo = np.minimum(np.minimum(a, b), c)
-            keep &= here >= lo - grow
-            hi = np.maximum(np.maximum(a, b), c)
-            keep &= here <= hi + grow
-        point, tri = point[keep], tri[keep]
-        corners = [corner[keep] for corner in corners]
+            e = np.take(xs[k], point) - np.take(centre[k], tri)
+            e2 += e * e
+            e = np.take(rest[k], point) - np.take(self._rest_centre[k], tri)
+            r2 += e * e
+        keep = (e2 < np.take(bound, tri)) & (sure | (r2 * np.float32(RELATIVE_SURE) >= ex2))
+        point, tri, sure, r2 = point[keep], tri[keep], sure[keep], r2[keep]
+        sure |= r2 > np.take(self._rest_bound, tri)
+        corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
         # far enough apart at rest to count (nearer pairs would push a still cloth apart)
-        pr = rest[:, point]
-        q, _, _ = closest_points(pr, *(rest[:, corner] for corner in corners))
-        e = pr - q
-        keep = dot(e, e) >= ex2
-        point, tri = point[keep], tri[keep]
-        corners = [corner[keep] for corner in corners]
+        mixed = np.flatnonzero(~sure)
+        if mixed.size:
+            pm = point[mixed]
+            cm = [corner[mixed] for corner in corners]
+            own = (cm[0] != pm) & (cm[1] != pm) & (cm[2] != pm)
+            pr = rest[:, pm]
+            q, _, _ = closest_points(pr, *(rest[:, corner] for corner in cm))
+            e = pr - q
+            sure[mixed] = own & (dot(e, e) >= ex2)
+        point, tri = point[sure], tri[sure]
+        corners = [corner[sure] for corner in corners]
         p = xs[:, point]
         q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
         e = p - q
@@ -301,23 +329,26 @@ class SelfCollision:
 
     def _candidates(self, pos: np.ndarray, prev: np.ndarray, d: float) -> Candidates | None:
         """All pairs found again once any point moved beyond the slack (a moved corner
-        changes its triangle's pairs with points that stayed put). Only motion relative to
-        the cloth's mean counts: moving all together changes no distance within it."""
+        changes its triangle's pairs with points that stayed put). Only motion beyond the
+        cloth's best-fit rigid motion counts: a turn or a shift changes no distance within
+        it (a cape turning with the body keeps its pairs)."""
         pairs = self._pairs
         if pairs is not None and pairs.reach == d and pairs.built is not None:
-            moved = np.asarray(pos[:, :3], dtype=np.float32) - pairs.built
-            moved -= moved.mean(axis=0)
+            moved = moved_rigidly(pairs.built, pos[:, :3])
             moved *= moved
             far = (moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)
             if far <= self._slack * self._slack:
                 return pairs if pairs.count else None
-        slack = self._slack = slack_for(pos, prev, d)
+        upper = slack_for(pos, prev, d)
+        slack = cheapest_slack(upper, d, self._reached, self._slack, self.point_count)
+        self._slack = slack
         pairs = self._pairs = Candidates(self.triangles, d)
 
         def query(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             positions = np.asarray(pos[:, :3], dtype=np.float64)
             point, tri, dist = self._pairs_within(positions, d + 2.0 * slack)
             keep = dist < d + 2.0 * slack
+            self._reached = np.sort(dist[keep])
             return point[keep], tri[keep], np.full(ids.size, slack, dtype=np.float32)
 
         pairs.refresh(pos, None, self._ids, query)
@@ -337,6 +368,48 @@ def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
 
 
+def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
+    """Each point's motion ``(N, 3)`` float32 from ``built`` to ``here`` (``(N, 3)``) after
+    the best-fit rigid motion of all of them is taken out (Kabsch: the rotation from the
+    SVD of the covariance). Any rotation would do for the pairs' distances, which no
+    rotation or shift changes; the best fit leaves the least motion to count."""
+    b = np.asarray(built, dtype=np.float64)
+    x = np.asarray(here, dtype=np.float64)
+    cb, cx = b.mean(axis=0), x.mean(axis=0)
+    b = b - cb
+    x = x - cx
+    u, _, vt = np.linalg.svd(b.T @ x)
+    if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
+        u[:, -1] = -u[:, -1]
+    moved = x @ (u @ vt).T - b  # here turned back onto built, minus built
+    return moved.astype(np.float32)
+
+
+def cheapest_slack(
+    upper: float, scale: float, reached: np.ndarray | None, last: float, points: int
+) -> float:
+    """The slack between ``SLACK_MIN`` times ``scale`` and ``upper`` with the least query
+    cost a substep: (a query's fixed cost + its pairs) over the slack (how long its pairs
+    last), the pairs within each reach counted from the last query's sorted distances
+    ``reached`` (found within ``scale + 2 last``) and, beyond that reach, grown at the rate
+    they grew over its last 15 %. A crumpled cloth has many pairs just beyond the distance:
+    there a smaller slack and more frequent queries cost less; a sparse one keeps ``upper``."""
+    low = SLACK_MIN * scale
+    if reached is None or upper <= low or last <= 0.0:
+        return upper
+    slack = np.linspace(low, upper, 6)
+    reach = scale + 2.0 * slack
+    last_reach = scale + 2.0 * last
+    within = np.searchsorted(reached, reach).astype(np.float64)
+    total = float(reached.size)
+    inner = float(np.searchsorted(reached, 0.85 * last_reach))
+    rate = np.clip(np.log(max(total, 1.0) / max(inner, 1.0)) / -np.log(0.85), 3.0, 12.0)
+    beyond = reach > last_reach
+    within[beyond] = total * (reach[beyond] / last_reach) ** rate
+    cost = (QUERY_PAIRS_PER_POINT * points + within) / slack
+    return float(slack[int(np.argmin(cost))])
+
+
 def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
     """How far points may move before pairs are found again: a few substeps of the fastest
     point's motion, between ``SLACK_MIN`` and ``SLACK_MAX`` times ``scale``."""
@@ -344,6 +417,20 @@ def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
     moved *= moved
     step = float(np.sqrt((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)))
     return min(max(SLACK_STEPS * step, SLACK_MIN * scale), SLACK_MAX * scale)
+
+
+def _spheres(xs: np.ndarray, triangles: np.ndarray, grow: float) -> tuple[np.ndarray, np.ndarray]:
+    """Centroids ``(3, T)`` of ``triangles`` at ``xs`` ``(3, N)`` and the squared reach of
+    their bounding spheres grown by ``grow`` ``(T,)`` (float32, a little wide: see
+    ``RELATIVE_SURE``)."""
+    x = [xs[:, triangles[:, k]] for k in range(3)]
+    centre = (x[0] + x[1] + x[2]) / np.float32(3.0)
+    radius2 = np.maximum(
+        np.maximum(dot(x[0] - centre, x[0] - centre), dot(x[1] - centre, x[1] - centre)),
+        dot(x[2] - centre, x[2] - centre),
+    )
+    reach = np.sqrt(radius2) + np.float32(grow)
+    return centre, (reach * reach * np.float32(RELATIVE_SURE)).astype(np.float32)
 
 
 def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

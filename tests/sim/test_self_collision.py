@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from addon.sim import ClothModel, SimSettings, Simulator
-from addon.sim.self_collision import SelfCollision
+from addon.sim.self_collision import SelfCollision, cheapest_slack
 from addon.sim.solver_xpbd import XpbdSolver
 from addon.sim.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
 
@@ -223,3 +223,87 @@ def test_the_exclusion_widens_on_fine_meshes_only() -> None:
         rest, _, _ = quad_grid(5, 5, edge * 4)
         got = SelfCollision(grid_triangles(5, 5), rest, np.ones(25), D).excluded / D
         assert abs(got - expected) < 1e-6, (edge, got)
+
+
+def _turn(angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _folding(rest: np.ndarray, theta: float, radius: float = 0.006) -> np.ndarray:
+    """``rest`` (a sheet in z = 0) bent up by ``theta`` round a line across y at its middle:
+    an arc of ``radius``, then straight on along the arc's end tangent."""
+    s, width = rest[:, 1], rest[:, 0]
+    fold = 0.5 * s.max()
+    y, z = s.copy(), np.zeros_like(s)
+    angle = np.clip((s - fold) / radius, 0.0, theta)
+    on = s > fold
+    y[on] = fold + radius * np.sin(angle[on])
+    z[on] = radius * (1 - np.cos(angle[on]))
+    beyond = s - fold - radius * theta
+    past = beyond > 0
+    y[past] += beyond[past] * np.cos(theta)
+    z[past] += beyond[past] * np.sin(theta)
+    return np.stack([width, y, z], 1)
+
+
+def test_kept_pairs_hold_every_pair_within_the_distance_at_every_substep() -> None:
+    # a fine sheet folding over onto itself while it turns half round and moves: at every
+    # substep the kept candidates hold every pair a brute-force search finds within the
+    # distance (and beyond the exclusion at rest), though found again far less often
+    n, h = 16, 0.005
+    rest, _, _ = quad_grid(n, n, h * (n - 1))
+    triangles = grid_triangles(n, n)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    steps = 36
+    prev = XpbdSolver.make_state(rest)
+    for step in range(1, steps + 1):
+        u = step / steps
+        x = _folding(rest, np.pi * min(1.0, 1.2 * u)) @ _turn(np.pi * u).T + [0.3 * u, 0, 0]
+        pos = XpbdSolver.make_state(x)
+        pairs = collision._candidates(pos, prev, D)
+        found = set()
+        if pairs is not None:
+            found = set(zip(pairs.point.tolist(), pairs.tri.tolist(), strict=True))
+        sure, _ = _brute_pairs(x, rest, triangles, D, collision.excluded)
+        assert sure <= found, step
+        prev = pos
+    assert len(sure) > 50  # the fold did bring rest-far pairs within the distance
+    assert collision.rebuilds < steps / 3, collision.rebuilds
+
+
+def test_a_sheet_turning_and_moving_as_a_whole_keeps_its_pairs() -> None:
+    # folded, then turned by a quarter and moved by 0.2 m over 12 substeps without changing
+    # shape: no distance within it changes, so its pairs are found once
+    n, h = 16, 0.005
+    rest, _, _ = quad_grid(n, n, h * (n - 1))
+    triangles = grid_triangles(n, n)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    folded = _folding(rest, np.pi)
+    prev = XpbdSolver.make_state(folded)
+    counts = []
+    for step in range(1, 13):
+        u = step / 12
+        pos = XpbdSolver.make_state(folded @ _turn(0.5 * np.pi * u).T + [0.2 * u, 0.1 * u, 0])
+        pairs = collision._candidates(pos, prev, D)
+        counts.append(0 if pairs is None else pairs.count)
+        prev = pos
+    assert collision.rebuilds == 1
+    assert counts[0] > 50 and counts == [counts[0]] * 12
+
+
+def test_the_slack_shrinks_where_pairs_crowd_just_beyond_the_distance() -> None:
+    # slacks tried: 0.25 D .. 0.5 D in steps of 0.05 D (reaches 1.5 D .. 2 D). 200k pairs
+    # between 1.65 D and 2 D: the reaches up to 1.6 D hold none, and of those the widest
+    # slack (0.3 D) lasts longest for the fixed cost (4 pairs a point, 1,000 points)
+    crowd = np.sort(np.random.default_rng(2).uniform(1.65 * D, 2.0 * D, 200_000))
+    assert abs(cheapest_slack(0.5 * D, D, crowd, 0.5 * D, 1000) - 0.3 * D) < 1e-12
+    # ten pairs: the fixed cost decides, the widest slack; no query yet: the widest too
+    few = np.sort(np.random.default_rng(2).uniform(1.0 * D, 2.0 * D, 10))
+    assert cheapest_slack(0.5 * D, D, few, 0.5 * D, 1000) == 0.5 * D
+    assert cheapest_slack(0.4 * D, D, None, 0.0, 1000) == 0.4 * D
+    # beyond the last reach (1.5 D) the count is grown at its last rate, at least cubic:
+    # 1,000 pairs reached uniformly over 1.0-1.5 D grow to >= 1000 (2 / 1.5) ** 3 = 2,370
+    # at 2 D, so the cost (1000 + 2370) / 0.5 D beats (1000 + 1000) / 0.25 D: not 0.25 D
+    even = np.linspace(1.0 * D, 1.5 * D, 1000, endpoint=False)
+    assert cheapest_slack(0.5 * D, D, even, 0.25 * D, 250) > 0.25 * D
