@@ -183,7 +183,7 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
     Only a common rate counts (keys every 4800 ticks at 4800 ticks/s mean sparse keys, not a
     1 fps animation); None otherwise.
     """
-    gaps = [np.diff(np.unique(t)) for t in all_times if len(t) > 1]
+    gaps = [np.diff(_distinct(t)) for t in all_times if len(t) > 1]
     if not gaps:
         return None
     steps = np.concatenate(gaps)
@@ -194,6 +194,14 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         return None
     rate = ticks_per_second / step
     return float(rate) if any(abs(rate - r) < 1e-9 for r in COMMON_RATES) else None
+
+
+def _distinct(times: np.ndarray) -> np.ndarray:
+    """``np.unique(times)``; times already strictly increasing (what files hold) as they are."""
+    times = np.asarray(times)
+    if times.ndim == 1 and times.dtype.kind == "f" and np.all(times[1:] > times[:-1]):
+        return times
+    return np.unique(times)
 
 
 def ticks_are_frames(all_times: list[np.ndarray], ticks_per_second: float) -> float | None:
