@@ -349,9 +349,10 @@ def joined(arrays: list[np.ndarray]) -> np.ndarray:
     ):
         row = base.strides[0] if base.ndim and base.size else 0
         at = base.__array_interface__["data"][0]
-        first = arrays[0].__array_interface__["data"][0]
+        rows = [a for a in arrays if a.size]  # an empty slice's address says nothing
+        first = rows[0].__array_interface__["data"][0] if rows else at
         here = first
-        for a in arrays:
+        for a in rows:
             if a.__array_interface__["data"][0] != here:
                 break
             here += a.nbytes

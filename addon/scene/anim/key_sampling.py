@@ -45,7 +45,7 @@ def _clean(times: np.ndarray, values: np.ndarray, width: int) -> tuple[np.ndarra
         return np.zeros(0), np.zeros((0, width)), len(times)
     ends = times[[0, -1]] if len(times) else times
     if np.isfinite(ends).all() and np.all(times[1:] > times[:-1]) and np.isfinite(values).all():
-        return times.copy(), values.copy(), 0  # what files hold: sorted, distinct, finite
+        return times, values, 0  # what files hold: sorted, distinct, finite (read-only use)
     ok = np.isfinite(times) & np.all(np.isfinite(values), axis=1)
     times, values = times[ok], values[ok]
     order = np.argsort(times, kind="stable")
@@ -74,7 +74,9 @@ def split_keys(anim: AnimationData) -> KeyParts:
         if track.key_type == 0:
             norm = np.linalg.norm(values, axis=1)
             good = norm > 1e-12
-            if np.any(good):  # all-zero quaternions key nothing (the rest rotation stays)
+            if np.all(good):
+                parts.rot = (times, values / norm[:, None])
+            elif np.any(good):  # all-zero quaternions key nothing (the rest rotation stays)
                 parts.rot = (times[good], values[good] / norm[good, None])
         elif track.key_type == 1:
             parts.scale = (times, values)
