@@ -260,7 +260,7 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     pair = np.ones(len(rows), dtype=bool)
     pair[at.start + at.count - 1] = False
     left = np.nonzero(pair)[0]
-    angle = quat_angle(q[left], q[left + 1])
+    angle = quat_angle(q[:-1], q[1:])[left]  # every neighbour pair (no gathers), then a track's
     steps = np.ceil(angle / max_step - 1e-6).astype(np.int64)
     done = np.zeros(len(parts), dtype=bool)
     done[tracks] = True
