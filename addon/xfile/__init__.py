@@ -19,6 +19,7 @@ from __future__ import annotations
 from .codepages import ENCODING_CHOICES, ENCODINGS
 from .document import Ragged, XDocument, XObject, XReference
 from .errors import XFileError
+from .reader import read_document  # at load: Blender compiles sources (no .pyc) on first use
 
 __all__ = [
     "ENCODINGS",
@@ -36,6 +37,4 @@ def read(
     source: str | bytes | bytearray | memoryview | object, *, encoding: str = "auto"
 ) -> XDocument:
     """Parse a .X file (a path, or the file's bytes) into a document; raises XFileError."""
-    from .reader import read_document
-
     return read_document(source, encoding)

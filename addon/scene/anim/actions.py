@@ -17,6 +17,17 @@ from .key_sampling import Channels
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
 
+def _new_takes_group() -> bool:
+    """``fcurves.new(group_name=)`` exists (bpy 5.0; 4.5 assigns ``FCurve.group`` after)."""
+    curves = getattr(bpy.types, "ActionChannelbagFCurves", None)
+    new = curves.bl_rna.functions.get("new") if curves is not None else None
+    return new is not None and "group_name" in new.parameters
+
+
+#: one call a curve instead of two: 3,000 curves 0.05 s instead of 0.11 s (5.0.1)
+NEW_TAKES_GROUP = _new_takes_group()
+
+
 def bone_path(bone: str) -> str:
     escaped = bone.replace("\\", "\\\\").replace('"', '\\"')
     return f'pose.bones["{escaped}"].'
@@ -63,7 +74,7 @@ class ActionBuilder:
         self.first = min(self.first, float(frames[0]))
         self.last = max(self.last, float(frames[-1]))
         self.cyclic |= cyclic
-        channel_group = bag.groups.get(group) or bag.groups.new(group)
+        channel_group = None if NEW_TAKES_GROUP else bag.groups.get(group) or bag.groups.new(group)
         count = len(frames)
         curves = [
             (prop, values, channels.location_slope if prop == "location" else None)
@@ -84,8 +95,11 @@ class ActionBuilder:
                 free = np.full(count, bezier_keys.FREE, dtype=np.uint8)
                 left, right = bezier_keys.handles(frames, values, slopes)
             for index in range(values.shape[1]):
-                fcurve = bag.fcurves.new(prefix + prop, index=index)
-                fcurve.group = channel_group  # fcurves.new(group_name=) is 5.0-only
+                if channel_group is None:
+                    fcurve = bag.fcurves.new(prefix + prop, index=index, group_name=group)
+                else:
+                    fcurve = bag.fcurves.new(prefix + prop, index=index)
+                    fcurve.group = channel_group
                 points = fcurve.keyframe_points
                 points.add(count)
                 points.foreach_set("co", co[index])

@@ -245,25 +245,25 @@ def _rigid_channels(
     pos)``. The values of :func:`decompose` of the product, to rounding. ``sides``, ``size``
     and ``quats`` are per track; ``expand`` gives a per-track array per sample. Components
     are separate arrays throughout (no strided passes over stacks)."""
-    rw, rx, ry, rz = np.ascontiguousarray(rot.T)
+    rw, rx, ry, rz = np.ascontiguousarray(np.moveaxis(rot, -1, 0))
     norm = np.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
     conj = (rw / norm, -rx / norm, -ry / norm, -rz / norm)
-    s = np.ascontiguousarray(scale[:, 0])
+    s = np.ascontiguousarray(scale[..., 0])
     right = [expand(sides[:, 1, i, 3]) for i in range(3)]
     turned = rotate_parts(conj, right)
-    moved = [turned[i] * s + pos[:, i] for i in range(3)]
+    moved = [turned[i] * s + pos[..., i] for i in range(3)]
     loc = np.empty_like(pos)
     for i in range(3):
         row = [expand(sides[:, 0, i, j]) for j in range(4)]
-        loc[:, i] = row[0] * moved[0] + row[1] * moved[1] + row[2] * moved[2] + row[3]
+        loc[..., i] = row[0] * moved[0] + row[1] * moved[1] + row[2] * moved[2] + row[3]
     qa = [expand(quats[:, 0, c]) for c in range(4)]
     qb = [expand(quats[:, 1, c]) for c in range(4)]
     w, x, y, z = multiply_parts(multiply_parts(qa, conj), qb)
     norm = np.sqrt(w * w + x * x + y * y + z * z)
     norm = np.where(w < 0.0, -norm, norm)  # w >= 0, as decompose gives
-    quat = np.stack([w / norm, x / norm, y / norm, z / norm], axis=1)
+    quat = np.stack([w / norm, x / norm, y / norm, z / norm], axis=-1)
     grown = expand(size[:, 0] * size[:, 1]) * s
-    return loc, quat, np.repeat(grown[:, None], 3, axis=1)
+    return loc, quat, np.repeat(grown[..., None], 3, axis=-1)
 
 
 def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
@@ -278,8 +278,7 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     if not sampled:
         return []
     counts = np.array([len(s.frames) for s in sampled])
-    cat = [np.concatenate([getattr(s.samples, part) for s in sampled]) for part in
-           ("pos", "rot", "scale")]  # fmt: skip
+    cat = [joined([getattr(s.samples, part) for s in sampled]) for part in ("pos", "rot", "scale")]
     all_sides = np.stack([s.sides for s in sampled])
     bounds = np.concatenate([[0], np.cumsum(counts)])
     sc = cat[2]
@@ -291,7 +290,16 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
     rigid, size, quats = _rigid_sides(all_sides)
     fast = np.repeat(rigid, counts) & uniform & sized & (sc[:, 0] > 0.0)
     loc, quat, scale = np.empty_like(cat[0]), np.empty_like(cat[1]), np.empty_like(sc)
-    if np.all(fast):
+    if np.all(fast) and len(counts) and np.all(counts == counts[0]):
+        # tracks of one length: per-track values broadcast over (tracks, samples) views,
+        # the same element operations as repeating them per sample
+        t, k = len(counts), int(counts[0])
+        loc, quat, scale = _rigid_channels(
+            cat[0].reshape(t, k, 3), cat[1].reshape(t, k, 4), sc.reshape(t, k, 3),
+            lambda a: a[:, None], all_sides, size, quats,
+        )  # fmt: skip
+        loc, quat, scale = loc.reshape(-1, 3), quat.reshape(-1, 4), scale.reshape(-1, 3)
+    elif np.all(fast):
         loc, quat, scale = _rigid_channels(
             cat[0], cat[1], sc, lambda a: np.repeat(a, counts), all_sides, size, quats
         )
@@ -320,6 +328,39 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
         part = slice(bounds[k], bounds[k + 1])
         out.append(Channels(s.frames, loc[part], quat[part], scale[part], s.slope))
     return out
+
+
+def joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(arrays)``; arrays that are consecutive rows of one C-contiguous array
+    (what :func:`.batch_sampling.sample_all` cuts its samples from) give those rows as a view,
+    with no copy. Read-only use."""
+    base = arrays[0].base if arrays else None
+    if (
+        isinstance(base, np.ndarray)
+        and base.flags.c_contiguous
+        and base.ndim == arrays[0].ndim
+        and all(
+            a.base is base
+            and a.flags.c_contiguous
+            and a.shape[1:] == base.shape[1:]
+            and a.dtype == base.dtype
+            for a in arrays
+        )
+    ):
+        row = base.strides[0] if base.ndim and base.size else 0
+        at = base.__array_interface__["data"][0]
+        rows = [a for a in arrays if a.size]  # an empty slice's address says nothing
+        first = rows[0].__array_interface__["data"][0] if rows else at
+        here = first
+        for a in rows:
+            if a.__array_interface__["data"][0] != here:
+                break
+            here += a.nbytes
+        else:
+            if row > 0 and (first - at) % row == 0:
+                start = (first - at) // row
+                return base[start : start + (here - first) // row]
+    return np.concatenate(arrays)
 
 
 def animation_channels(

@@ -57,6 +57,8 @@ def segment_continuous(q: Segments) -> np.ndarray:
     flips = np.zeros(len(v), dtype=np.int64)
     flips[1:] = np.sum(v[1:] * v[:-1], axis=-1) < 0.0
     flips[q.start[q.count > 0]] = 0
+    if not flips.any():  # already continuous (the usual case): every sign +1
+        return v.copy()
     total = np.cumsum(flips)
     within = total - total[q.start][q.owner()]
     sign = np.where(within % 2 == 1, -1.0, 1.0)
@@ -111,6 +113,8 @@ def lerp_at(times: Segments, values: Segments, at: Segments) -> np.ndarray:
     x = at.values
     tk, yk = times.values, values.values
     owner = at.owner()
+    if np.all(times.count == 1):  # one key a track (a constant scale): that key everywhere
+        return yk[times.start[owner]]
     first = times.start[owner]
     last = first + times.count[owner] - 1
     j, hi = found.lo, found.hi  # np.interp's j: the key at or before x (if any before last)
@@ -182,6 +186,8 @@ def at_keys(
         keyed = values.values
     else:
         return sample(times, values, at)
+    if np.all(same) and np.array_equal(times.start, at.start):
+        return keyed.copy() if keyed is values.values else keyed  # the keys row for row
     element = np.repeat(same, at.count)
     rows = np.repeat(times.start - at.start, at.count) + np.arange(len(at.values))
     out = np.empty((len(at.values), values.values.shape[1]))
@@ -219,6 +225,8 @@ def _queries(ticks: Segments, tracks: list[int]) -> tuple[Segments, np.ndarray]:
     if not tracks:
         return Segments.of([]), np.zeros(0, dtype=np.int64)
     index = np.asarray(tracks, dtype=np.int64)
+    if len(index) == len(ticks.count) and np.array_equal(index, np.arange(len(index))):
+        return ticks, np.arange(len(ticks.values))  # every track: the ticks as they are
     count = ticks.count[index]
     start = (np.cumsum(count) - count).astype(np.int64)
     rows = np.repeat(ticks.start[index] - start, count) + np.arange(int(count.sum()))
@@ -252,7 +260,7 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     pair = np.ones(len(rows), dtype=bool)
     pair[at.start + at.count - 1] = False
     left = np.nonzero(pair)[0]
-    angle = quat_angle(q[left], q[left + 1])
+    angle = quat_angle(q[:-1], q[1:])[left]  # every neighbour pair (no gathers), then a track's
     steps = np.ceil(angle / max_step - 1e-6).astype(np.int64)
     done = np.zeros(len(parts), dtype=bool)
     done[tracks] = True
@@ -331,11 +339,16 @@ def sample_all(
         pos0, rot0, scale0 = row_decompose(rest)
     else:
         pos0, rot0, scale0 = np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3))
-    pos, rot, scale = pos0[owner], rot0[owner], scale0[owner]
-    slope = np.zeros((total, 3))
+    slope = np.zeros((total, 3)) if any(splines) else np.zeros((0, 3))
     splined = np.zeros(len(parts), dtype=bool)
-    for name, width, out in (("pos", 3, pos), ("rot", 4, rot), ("scale", 3, scale)):
+    samples: dict[str, np.ndarray] = {}
+    for name, width, rest_part in (("pos", 3, pos0), ("rot", 4, rot0), ("scale", 3, scale0)):
         have, key_t, key_v = _part(parts, name, width)
+        if len(have) == len(parts):  # every row is written below
+            out = np.empty((total, width))
+        else:  # parts a track does not key keep the rest's
+            out = rest_part[owner]
+        samples[name] = out
         if name == "rot" and rotations is not None:
             out[rotations.rows] = rotations.values
             left = [n for n, i in enumerate(have) if not rotations.tracks[i]]
@@ -357,12 +370,17 @@ def sample_all(
             kv = key_v if len(pick) == len(have) else _subset(key_v, pick)
             at, rows = _queries(ticks, tracks)
             if name == "rot":
-                out[rows] = slerp_at(kt, kv, at)
+                got = slerp_at(kt, kv, at)
             elif mode:
-                out[rows], slope[rows] = spline_at(kt, kv, at)
+                got, slope[rows] = spline_at(kt, kv, at)
                 splined[tracks] = True
             else:
-                out[rows] = at_keys(lerp_at, kt, kv, at)
+                got = at_keys(lerp_at, kt, kv, at)
+            if at is ticks:  # every track: the samples are the whole part
+                samples[name] = got
+            else:
+                out[rows] = got
+    pos, rot, scale = samples["pos"], samples["rot"], samples["scale"]
     result = []
     for i, (s, c) in enumerate(zip(ticks.start, ticks.count, strict=True)):
         part = slice(int(s), int(s + c))
@@ -373,6 +391,8 @@ def sample_all(
 
 
 def _subset(seg: Segments, pick: list[int]) -> Segments:
+    if pick == list(range(len(seg.count))):
+        return seg  # every track, in order: the same segments
     pieces = seg.split(seg.values)
     width = None if seg.values.ndim == 1 else seg.values.shape[1]
     return Segments.of([pieces[n] for n in pick], width)

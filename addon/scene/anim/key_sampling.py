@@ -45,7 +45,7 @@ def _clean(times: np.ndarray, values: np.ndarray, width: int) -> tuple[np.ndarra
         return np.zeros(0), np.zeros((0, width)), len(times)
     ends = times[[0, -1]] if len(times) else times
     if np.isfinite(ends).all() and np.all(times[1:] > times[:-1]) and np.isfinite(values).all():
-        return times.copy(), values.copy(), 0  # what files hold: sorted, distinct, finite
+        return times, values, 0  # what files hold: sorted, distinct, finite (read-only use)
     ok = np.isfinite(times) & np.all(np.isfinite(values), axis=1)
     times, values = times[ok], values[ok]
     order = np.argsort(times, kind="stable")
@@ -74,7 +74,9 @@ def split_keys(anim: AnimationData) -> KeyParts:
         if track.key_type == 0:
             norm = np.linalg.norm(values, axis=1)
             good = norm > 1e-12
-            if np.any(good):  # all-zero quaternions key nothing (the rest rotation stays)
+            if np.all(good):
+                parts.rot = (times, values / norm[:, None])
+            elif np.any(good):  # all-zero quaternions key nothing (the rest rotation stays)
                 parts.rot = (times[good], values[good] / norm[good, None])
         elif track.key_type == 1:
             parts.scale = (times, values)
@@ -183,7 +185,7 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
     Only a common rate counts (keys every 4800 ticks at 4800 ticks/s mean sparse keys, not a
     1 fps animation); None otherwise.
     """
-    gaps = [np.diff(np.unique(t)) for t in all_times if len(t) > 1]
+    gaps = [np.diff(_distinct(t)) for t in all_times if len(t) > 1]
     if not gaps:
         return None
     steps = np.concatenate(gaps)
@@ -194,6 +196,14 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         return None
     rate = ticks_per_second / step
     return float(rate) if any(abs(rate - r) < 1e-9 for r in COMMON_RATES) else None
+
+
+def _distinct(times: np.ndarray) -> np.ndarray:
+    """``np.unique(times)``; times already strictly increasing (what files hold) as they are."""
+    times = np.asarray(times)
+    if times.ndim == 1 and times.dtype.kind == "f" and np.all(times[1:] > times[:-1]):
+        return times
+    return np.unique(times)
 
 
 def ticks_are_frames(all_times: list[np.ndarray], ticks_per_second: float) -> float | None:

@@ -14,7 +14,7 @@ def key_track(obj: XObject, warnings: list[str]) -> KeyTrack | None:
     key_type = int(member(obj, 0, "keyType"))
     keys = member(obj, 2, "keys")
     if isinstance(keys, np.ndarray):  # rows [time, nValues, values...] (all of one size)
-        table = keys.reshape(len(keys), -1).astype(np.float64)
+        table = keys.reshape(len(keys), -1).astype(np.float64, copy=False)  # columns copied
         return KeyTrack(key_type, table[:, 0].copy(), table[:, 2:].copy())
     if isinstance(keys, Ragged):  # keys of different sizes: padded with zeros
         return _ragged_track(obj, key_type, keys, warnings)
