@@ -22,6 +22,9 @@ import numpy as np
 def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
     """Spring indices per colour, each sorted ascending; together they cover every spring."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
+    strided = stride_colours(pairs, point_count)
+    if strided is not None:
+        return strided
     count = pairs.shape[0]
     index = np.intp  # numpy converts any other index type on every fancy index
     groups: list[np.ndarray] = []
@@ -68,6 +71,37 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
             break
         groups = absorbed
     return groups
+
+
+def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | None:
+    """Colour by (stride, parity) when the strides ``d = b - a`` (``a < b``) take at most two
+    values: spring ``(a, a + d)`` gets colour ``2 * [d is the larger stride] + (a // d) % 2``.
+    Two springs of one stride at a point ``x`` are ``(x - d, x)`` and ``(x, x + d)``, whose
+    ``a // d`` differ by one, so a colour never meets a point twice, unless a pair repeats
+    (checked: then None, as for other strides). A row-major quad grid's springs of one kind
+    get the 4 colours of its degree in a few passes instead of matching rounds."""
+    count = pairs.shape[0]
+    if count == 0:
+        return None
+    low = np.minimum(pairs[:, 0], pairs[:, 1])
+    stride = np.maximum(pairs[:, 0], pairs[:, 1])
+    stride -= low
+    small, large = int(stride.min()), int(stride.max())
+    if small <= 0:
+        return None
+    wide = stride == large
+    if small != large and not np.all(wide | (stride == small)):
+        return None
+    colour = np.floor_divide(low, stride, out=stride)
+    colour &= 1
+    colour += 2 * wide
+    slot = low * 4
+    slot += colour
+    if int(np.bincount(slot, minlength=4 * point_count).max()) > 1:
+        return None  # a repeated pair: match instead
+    del slot, low, wide
+    groups = [np.flatnonzero(colour == c) for c in range(4)]
+    return [g for g in groups if g.size]
 
 
 # A tail larger than this fraction of the springs is left alone (the walk is Python, per step)
