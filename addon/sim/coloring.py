@@ -19,10 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 
-def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
-    """Spring indices per colour, each sorted ascending; together they cover every spring."""
+def colour_groups(
+    springs: np.ndarray, point_count: int, by_stride: bool = False
+) -> list[np.ndarray]:
+    """Spring indices per colour, each sorted ascending; together they cover every spring.
+    ``by_stride``: try ``stride_colours`` first."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
-    strided = stride_colours(pairs, point_count)
+    strided = stride_colours(pairs, point_count) if by_stride else None
     if strided is not None:
         return strided
     count = pairs.shape[0]

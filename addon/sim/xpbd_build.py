@@ -146,6 +146,14 @@ def _limit_bend(
     bend_limit[bend_ids[on]] = limits[at[on]]
 
 
+# Big sets of limiters (and of the bend springs carrying span-2 limits) are coloured by
+# stride where they allow it (a few passes instead of matching rounds); the other springs,
+# and smaller sets, keep the matching: how a cloth settles depends on the colouring in
+# detail, as it does on any change of it (figures: tests/bench/README.md).
+_BY_STRIDE = {Mode.LIMITER, Mode.LIMITED_SPRING}
+STRIDE_MIN_CONSTRAINTS = 1 << 16
+
+
 def coloured_groups(
     mode: Mode,
     pairs: np.ndarray,
@@ -159,7 +167,8 @@ def coloured_groups(
     if not pairs.size:
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
-    for members in colour_groups(pairs, inv_mass.size):
+    by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
+    for members in colour_groups(pairs, inv_mass.size, by_stride):
         ends = np.empty(2 * members.size, dtype=np.intp)
         np.take(pairs[:, 0], members, out=ends[: members.size])
         np.take(pairs[:, 1], members, out=ends[members.size :])

@@ -6,8 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import bend_springs, face_edges, shear_springs
-from addon.sim.coloring import colour_groups
+from addon.sim import (
+    ClothModel,
+    SimSettings,
+    Simulator,
+    bend_springs,
+    face_edges,
+    merge_with_kinds,
+    shear_springs,
+)
+from addon.sim.coloring import colour_groups, stride_colours
+from addon.sim.constraint_pass import Mode
+from addon.sim.limiters import chain_pairs
+from addon.sim.xpbd_build import STRIDE_MIN_CONSTRAINTS
 from tests.sim.grids import quad_grid, triangle_fan
 
 
@@ -57,3 +68,61 @@ def test_triangle_meshes_and_random_graphs_stay_valid() -> None:
         _check_partition(pairs, groups, n)
         degree = np.bincount(pairs.ravel(), minlength=n).max()
         assert len(groups) <= 2 * degree  # a maximal matching per group: at most 2D - 1
+
+
+def _shares_no_point(pairs: np.ndarray, groups: list[np.ndarray]) -> bool:
+    """Plain loop: no point twice within a group."""
+    for g in groups:
+        seen: set[int] = set()
+        for i in g.tolist():
+            a, b = int(pairs[i, 0]), int(pairs[i, 1])
+            if a in seen or b in seen:
+                return False
+            seen.update((a, b))
+    return True
+
+
+def test_two_strides_colour_by_stride_and_parity() -> None:
+    # a grid's limiters of one level (strides 2 and 2 * 30), a random subset of them, and a
+    # ring (strides 1 and n - 1): valid, and colour = 2 * [wide] + (a // d) % 2 exactly
+    positions, sizes, corners = quad_grid(30, 23)
+    edges = face_edges(sizes, corners)
+    chains, _ = chain_pairs(edges, np.ones(len(edges)), positions)
+    rng = np.random.default_rng(5)
+    ring = np.stack([np.arange(9), (np.arange(9) + 1) % 9], axis=1)
+    for pairs, n in ((chains, 690), (chains[rng.random(len(chains)) < 0.6], 690), (ring, 9)):
+        groups = stride_colours(pairs, n)
+        assert groups is not None
+        _check_partition(pairs, groups, n)
+        assert _shares_no_point(pairs, groups) and len(groups) <= 4
+        lo, hi = pairs.min(axis=1), pairs.max(axis=1)
+        d = hi - lo
+        expected = 2 * (d == d.max()) + (lo // d) % 2
+        for g in groups:
+            assert np.unique(expected[g]).size == 1
+    assert len(stride_colours(chains, 690)) == 4
+    # three strides, or a repeated pair: left to the matching
+    assert stride_colours(np.array([[0, 1], [1, 3], [3, 6]]), 7) is None
+    assert stride_colours(np.array([[0, 1], [2, 3], [1, 0]]), 4) is None
+    assert colour_groups(np.array([[0, 1], [2, 3], [1, 0]]), 4, by_stride=True)
+
+
+def test_big_limiter_sets_are_coloured_by_stride_in_the_solver() -> None:
+    # 260 x 260 points: every limiter level holds more than STRIDE_MIN_CONSTRAINTS chains
+    positions, sizes, corners = quad_grid(260, 260)
+    pairs, kinds = merge_with_kinds(
+        face_edges(sizes, corners),
+        shear_springs(sizes, corners),
+        bend_springs(sizes, corners, positions),
+    )
+    masses = np.full(len(positions), 0.3)
+    masses[[0, 259]] = 0.0
+    sim = Simulator(ClothModel(positions, masses, pairs, kinds), SimSettings.cloth())
+    limiters = [g for g in sim.solver.groups if g.mode in (Mode.LIMITER, Mode.LIMITED_SPRING)]
+    assert len(limiters) >= 16 and 4 * limiters[0].size > STRIDE_MIN_CONSTRAINTS
+    for g in limiters:
+        ends = g.ends
+        assert np.unique(ends).size == ends.size  # no point twice in a group
+        lo = np.minimum(ends[: g.size], ends[g.size :])
+        d = np.abs(ends[g.size :] - ends[: g.size])
+        assert np.unique(d).size == 1 and np.unique((lo // d) % 2).size == 1  # by stride
