@@ -131,9 +131,13 @@ def _column_chains(
     keep = best <= STRAIGHT_COSINE
     # a chain whose two parts choose each other is found from both: keep it once (the
     # partner's value is the same cosine, so both are kept or neither)
-    rows = np.arange(block.degree)[:, None]
-    mutual = np.take_along_axis(slot, slot, axis=0) == rows
-    keep &= ~(mutual & (slot < rows))
+    # (row i drops a partner j < i that chose i: slot pair by slot pair, no gather)
+    both = np.empty(size, dtype=bool)
+    for i in range(1, block.degree):
+        for j in range(i):
+            np.equal(slot[i], j, out=both)
+            both &= slot[j] == i
+            keep[i] &= ~both
     row = np.nonzero(keep)
     base = block.base[row[1]]
     return base + row[0], base + slot[keep]
