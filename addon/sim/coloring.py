@@ -19,9 +19,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
-    """Spring indices per colour, each sorted ascending; together they cover every spring."""
+def colour_groups(
+    springs: np.ndarray, point_count: int, by_stride: bool = False
+) -> list[np.ndarray]:
+    """Spring indices per colour, each sorted ascending; together they cover every spring.
+    ``by_stride``: try ``stride_colours`` first."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
+    strided = stride_colours(pairs, point_count) if by_stride else None
+    if strided is not None:
+        return strided
     count = pairs.shape[0]
     index = np.intp  # numpy converts any other index type on every fancy index
     groups: list[np.ndarray] = []
@@ -68,6 +74,64 @@ def colour_groups(springs: np.ndarray, point_count: int) -> list[np.ndarray]:
             break
         groups = absorbed
     return groups
+
+
+def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | None:
+    """Colours from the strides ``d = b - a`` (``a < b``) when they take at most two values
+    (a row-major grid's limiters of one level: along rows and along columns), or None.
+
+    Two springs of one stride at a point ``x`` are ``(x - d, x)`` and ``(x, x + d)``, whose
+    ``a // d`` differ by one: so colouring by the stride and the parity of ``a // d`` never
+    puts a point twice in a colour (unless a pair repeats: checked). When the larger stride
+    ``D`` is a multiple ``k`` of the smaller ``s``, ``(a // s + c (a // D) + 2 [d = D]) % 4``
+    with ``c = 1 - k`` is tried first: on a grid it steps by one along rows and columns both,
+    so a point's four springs get four colours, each colour holding both directions (diagonal
+    stripes; one direction per colour lets the cloth stretch more, tests/bench/README.md).
+    It holds only where a row's springs stay within a row: checked at both ends."""
+    count = pairs.shape[0]
+    if count == 0:
+        return None
+    low = np.minimum(pairs[:, 0], pairs[:, 1])
+    stride = np.maximum(pairs[:, 0], pairs[:, 1])
+    stride -= low
+    small, large = int(stride.min()), int(stride.max())
+    if small <= 0:
+        return None
+    wide = stride == large
+    if small != large and not np.all(wide | (stride == small)):
+        return None
+    colour: np.ndarray | None = None
+    if small != large and large % small == 0:
+        colour = low // small
+        colour += ((1 - large // small) % 4) * (low // large)
+        colour += 2 * wide
+        colour &= 3
+        if not _one_per_point(low, low + stride, colour, point_count):
+            colour = None
+    if colour is None:
+        colour = np.floor_divide(low, stride, out=stride)
+        colour &= 1
+        colour += 2 * wide
+        if not _one_per_point(low, None, colour, point_count):
+            return None  # a repeated pair: match instead
+    del low, wide, stride
+    groups = [np.flatnonzero(colour == c) for c in range(4)]
+    return [g for g in groups if g.size]
+
+
+def _one_per_point(
+    low: np.ndarray, high: np.ndarray | None, colour: np.ndarray, point_count: int
+) -> bool:
+    """Whether no point has two springs of one colour (of 4) at its ``low`` ends (and at its
+    ``high`` ends too, when given)."""
+    slot = low * 4
+    slot += colour
+    if high is not None:
+        other = high * 4
+        other += colour
+        slot = np.concatenate([slot, other])
+        del other
+    return int(np.bincount(slot, minlength=4 * point_count).max()) <= 1
 
 
 # A tail larger than this fraction of the springs is left alone (the walk is Python, per step)

@@ -86,9 +86,7 @@ def chain_pairs(
     keys = np.minimum(a, b) * n
     keys += np.maximum(a, b)
     del a, b
-    order = np.argsort(keys)  # the order among equal keys does not matter: min below
-    keys, total = keys[order], total[order]
-    del order
+    keys, total = _sorted_by_key(keys, total, n)
     first = np.ones(keys.size, dtype=bool)
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
     starts = np.flatnonzero(first)
@@ -99,6 +97,22 @@ def chain_pairs(
     np.floor_divide(keys, n, out=out[:, 0])
     np.subtract(keys, out[:, 0] * n, out=out[:, 1])
     return out, total
+
+
+def _sorted_by_key(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``keys`` (below ``n * n``) ascending and ``values`` in the same order (among equal keys
+    any order: the caller takes their minimum). With room in an int64, each key carries its
+    index in its low bits and one plain sort does it (twice as fast as an argsort)."""
+    shift = max(int(keys.size - 1).bit_length(), 1)
+    if (max(n, 1) ** 2) << shift >= 1 << 63:
+        order = np.argsort(keys)
+        return keys[order], values[order]
+    packed = keys << shift
+    packed |= np.arange(keys.size, dtype=np.int64)
+    packed.sort()
+    index = packed & ((1 << shift) - 1)
+    packed >>= shift
+    return packed, np.take(values, index)
 
 
 def _column_chains(
@@ -117,9 +131,13 @@ def _column_chains(
     keep = best <= STRAIGHT_COSINE
     # a chain whose two parts choose each other is found from both: keep it once (the
     # partner's value is the same cosine, so both are kept or neither)
-    rows = np.arange(block.degree)[:, None]
-    mutual = np.take_along_axis(slot, slot, axis=0) == rows
-    keep &= ~(mutual & (slot < rows))
+    # (row i drops a partner j < i that chose i: slot pair by slot pair, no gather)
+    both = np.empty(size, dtype=bool)
+    for i in range(1, block.degree):
+        for j in range(i):
+            np.equal(slot[i], j, out=both)
+            both &= slot[j] == i
+            keep[i] &= ~both
     row = np.nonzero(keep)
     base = block.base[row[1]]
     return base + row[0], base + slot[keep]

@@ -313,6 +313,8 @@ def merge_with_kinds(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = int(hi.max()) + 1 if hi.size else 1
     keys = lo * n
     keys += hi
+    if keep.all() and _distinct_parts(keys, hi - lo, [p.shape[0] for p in parts], n):
+        return np.stack([lo, hi], axis=1), source
     ordered = np.sort(keys)
     if not np.any(ordered[1:] == ordered[:-1]):  # no repeats (the builders' output): as is
         return np.stack([lo, hi], axis=1), source
@@ -320,3 +322,18 @@ def merge_with_kinds(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _, first = np.unique(keys, return_index=True)
     first.sort()
     return np.stack([lo[first], hi[first]], axis=1), source[first]
+
+
+def _distinct_parts(keys: np.ndarray, stride: np.ndarray, sizes: list[int], n: int) -> bool:
+    """Whether no key repeats, known without a sort: each part's keys ascend strictly (as the
+    builders give them) and no two parts share a stride ``hi - lo`` (a pair in both would
+    have one), as a grid's structural, shear and bend springs do."""
+    seen = np.zeros(n, dtype=bool)
+    start = 0
+    for size in sizes:
+        part, part_stride = keys[start : start + size], stride[start : start + size]
+        start += size
+        if not np.all(part[1:] > part[:-1]) or np.take(seen, part_stride).any():
+            return False
+        np.put(seen, part_stride, True)
+    return True

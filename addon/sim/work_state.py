@@ -91,7 +91,7 @@ class PassPlan:
             return None
         untouched = np.ones(n, dtype=bool)
         untouched[head] = False
-        order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp)
+        order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp, copy=False)
         key = (self._head, id(head))
         reorder = self._shared.orders.get(key)  # another plan made the same move: share it
         if reorder is None:

@@ -101,21 +101,37 @@ def limiter_sets(
         model.rest_positions,
         limiter_level_count(settings, model),
     )
-    spring_keys = _pair_keys(springs, n)
-    sorted_keys = np.sort(spring_keys)
-    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])
+    low = np.minimum(springs[:, 0], springs[:, 1])
+    spring_stride = np.maximum(springs[:, 0], springs[:, 1])
+    spring_stride -= low
+    spring_keys = low * n
+    spring_keys += low + spring_stride
+    del low
+    # a limiter (a, b) can only be a spring of the same stride b - a: only those springs
+    # are sorted, and only limiters of a spring's stride are looked up
+    chain_stride = np.zeros(max(n, 1), dtype=bool)
+    for pairs, _ in levels:
+        np.put(chain_stride, pairs[:, 1] - pairs[:, 0], True)
+    candidate = np.take(chain_stride, spring_stride)
+    sorted_keys = np.sort(spring_keys[candidate] if not candidate.all() else spring_keys)
+    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])  # the same among the others
+    spring_has = np.zeros(max(n, 1), dtype=bool)
+    np.put(spring_has, spring_stride[candidate], True)
+    del spring_stride, candidate, chain_stride
     bend_ids = np.flatnonzero(model.kinds == SpringKind.BEND)
     bend_limit = np.full(springs.shape[0], np.nan)
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
         keys = _pair_keys(pairs, n)  # ascending: chain_pairs sorts its pairs
         hit = np.zeros(keys.size, dtype=bool)
-        if sorted_keys.size:
+        maybe = np.flatnonzero(np.take(spring_has, pairs[:, 1] - pairs[:, 0]))
+        if sorted_keys.size and maybe.size:
             # sorted queries: a fast search (random ones miss the cache at every step)
-            found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
-            hit = sorted_keys[found] == keys
-            if level == 0 and bend_ids.size:  # two-spring chains that are bend springs
-                _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
+            wanted = keys[maybe] if maybe.size < keys.size else keys
+            found = np.searchsorted(sorted_keys, wanted).clip(max=sorted_keys.size - 1)
+            hit[maybe] = sorted_keys[found] == wanted
+        if level == 0 and bend_ids.size and sorted_keys.size:  # chains that are bend springs
+            _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
         ends, ends_limits = (pairs[~hit], limits[~hit]) if hit.any() else (pairs, limits)
         keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
         sets.append((ends[keep], ends_limits[keep]) if not keep.all() else (ends, ends_limits))
@@ -146,6 +162,14 @@ def _limit_bend(
     bend_limit[bend_ids[on]] = limits[at[on]]
 
 
+# Big sets of limiters (and of the bend springs carrying span-2 limits) are coloured by
+# stride where they allow it (a few passes instead of matching rounds); the other springs,
+# and smaller sets, keep the matching: how a cloth settles depends on the colouring in
+# detail, as it does on any change of it (figures: tests/bench/README.md).
+_BY_STRIDE = {Mode.LIMITER, Mode.LIMITED_SPRING}
+STRIDE_MIN_CONSTRAINTS = 1 << 16
+
+
 def coloured_groups(
     mode: Mode,
     pairs: np.ndarray,
@@ -159,7 +183,8 @@ def coloured_groups(
     if not pairs.size:
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
-    for members in colour_groups(pairs, inv_mass.size):
+    by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
+    for members in colour_groups(pairs, inv_mass.size, by_stride):
         ends = np.empty(2 * members.size, dtype=np.intp)
         np.take(pairs[:, 0], members, out=ends[: members.size])
         np.take(pairs[:, 1], members, out=ends[members.size :])

@@ -6,8 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import bend_springs, face_edges, shear_springs
-from addon.sim.coloring import colour_groups
+from addon.sim import (
+    ClothModel,
+    SimSettings,
+    Simulator,
+    bend_springs,
+    face_edges,
+    merge_with_kinds,
+    shear_springs,
+)
+from addon.sim.coloring import colour_groups, stride_colours
+from addon.sim.constraint_pass import Mode
+from addon.sim.limiters import chain_pairs
+from addon.sim.xpbd_build import STRIDE_MIN_CONSTRAINTS
 from tests.sim.grids import quad_grid, triangle_fan
 
 
@@ -57,3 +68,78 @@ def test_triangle_meshes_and_random_graphs_stay_valid() -> None:
         _check_partition(pairs, groups, n)
         degree = np.bincount(pairs.ravel(), minlength=n).max()
         assert len(groups) <= 2 * degree  # a maximal matching per group: at most 2D - 1
+
+
+def _shares_no_point(pairs: np.ndarray, groups: list[np.ndarray]) -> bool:
+    """Plain loop: no point twice within a group."""
+    for g in groups:
+        seen: set[int] = set()
+        for i in g.tolist():
+            a, b = int(pairs[i, 0]), int(pairs[i, 1])
+            if a in seen or b in seen:
+                return False
+            seen.update((a, b))
+    return True
+
+
+def _mixed(pairs: np.ndarray) -> np.ndarray:
+    """The diagonal-stripe colour of each pair: (a // s + (1 - D / s) (a // D) + 2 [wide]) % 4."""
+    lo, d = pairs.min(axis=1), np.abs(pairs[:, 1] - pairs[:, 0])
+    s, big = d.min(), d.max()
+    return (lo // s + ((1 - big // s) % 4) * (lo // big) + 2 * (d == big)) % 4
+
+
+def test_two_strides_colour_by_stride() -> None:
+    # a grid's limiters of one level (strides 2 and 2 * 30) and a random subset of them:
+    # valid, four diagonal stripes each holding both directions
+    positions, sizes, corners = quad_grid(30, 23)
+    edges = face_edges(sizes, corners)
+    chains, _ = chain_pairs(edges, np.ones(len(edges)), positions)
+    rng = np.random.default_rng(5)
+    for pairs in (chains, chains[rng.random(len(chains)) < 0.6]):
+        groups = stride_colours(pairs, 690)
+        assert groups is not None and len(groups) == 4
+        _check_partition(pairs, groups, 690)
+        assert _shares_no_point(pairs, groups)
+        colour = _mixed(pairs)
+        for g in groups:
+            assert np.unique(colour[g]).size == 1
+            assert np.unique(np.abs(pairs[g, 1] - pairs[g, 0])).size == 2
+    # strides 2 and 3 (not a multiple): stride and parity, 2 * [wide] + (a // d) % 2
+    pairs = np.array([[0, 2], [2, 4], [4, 6], [1, 4], [4, 7], [7, 10], [6, 9]])
+    groups = stride_colours(pairs, 11)
+    assert groups is not None and _shares_no_point(pairs, groups)
+    d = pairs[:, 1] - pairs[:, 0]
+    parity = 2 * (d == 3) + (pairs[:, 0] // d) % 2
+    assert [sorted(set(parity[g].tolist())) for g in groups] == [[0], [1], [2], [3]]
+    # a ring of 9 (strides 1 and 8): the stripes meet themselves across the closing pair
+    ring = np.stack([np.arange(9), (np.arange(9) + 1) % 9], axis=1)
+    groups = stride_colours(ring, 9)
+    assert groups is not None and _shares_no_point(ring, groups)
+    _check_partition(ring, groups, 9)
+    # three strides, or a repeated pair: left to the matching
+    assert stride_colours(np.array([[0, 1], [1, 3], [3, 6]]), 7) is None
+    assert stride_colours(np.array([[0, 1], [2, 3], [1, 0]]), 4) is None
+    assert colour_groups(np.array([[0, 1], [2, 3], [1, 0]]), 4, by_stride=True)
+
+
+def test_big_limiter_sets_are_coloured_by_stride_in_the_solver() -> None:
+    # 260 x 260 points: every limiter level holds more than STRIDE_MIN_CONSTRAINTS chains
+    positions, sizes, corners = quad_grid(260, 260)
+    pairs, kinds = merge_with_kinds(
+        face_edges(sizes, corners),
+        shear_springs(sizes, corners),
+        bend_springs(sizes, corners, positions),
+    )
+    masses = np.full(len(positions), 0.3)
+    masses[[0, 259]] = 0.0
+    sim = Simulator(ClothModel(positions, masses, pairs, kinds), SimSettings.cloth())
+    limited = [g for g in sim.solver.groups if g.mode in (Mode.LIMITER, Mode.LIMITED_SPRING)]
+    assert len(limited) >= 16 and 4 * limited[0].size > STRIDE_MIN_CONSTRAINTS
+    for g in limited:
+        ends = g.ends
+        assert np.unique(ends).size == ends.size  # no point twice in a group
+        d = np.abs(ends[g.size :] - ends[: g.size])
+        assert np.unique(d).size == 2  # both directions in every group
+        stripe = _mixed(np.stack([ends[: g.size], ends[g.size :]], axis=1))
+        assert np.unique(stripe).size == 1  # one diagonal stripe

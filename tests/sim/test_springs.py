@@ -100,6 +100,28 @@ def test_merge_dedupes_and_keeps_first_kind() -> None:
     assert merge_springs(np.array([[5, 4], [4, 5]])).tolist() == [[4, 5]]
 
 
+def test_merge_against_a_plain_loop_with_and_without_shared_strides() -> None:
+    # sorted parts of distinct strides (no sort needed), parts sharing a stride with and
+    # without a repeat, and an unsorted part: the first occurrence kept, in input order
+    rng = np.random.default_rng(8)
+    cases = [
+        [np.array([[0, 1], [1, 2], [5, 6]]), np.array([[0, 3], [2, 5]]), np.array([[1, 5]])],
+        [np.array([[0, 1], [1, 2]]), np.array([[4, 5], [2, 3]])],
+        [np.array([[0, 1], [1, 2]]), np.array([[2, 3], [1, 2]])],
+        [np.array([[3, 4], [0, 1]]), np.array([[0, 4], [4, 3]])],
+    ]
+    cases += [[rng.integers(0, 12, (k, 2)) for k in (20, 15, 9)] for _ in range(20)]
+    for parts in cases:
+        seen: dict[tuple[int, int], int] = {}
+        for kind, part in enumerate(parts):
+            for a, b in part.tolist():
+                if a != b:
+                    seen.setdefault((min(a, b), max(a, b)), kind)
+        merged, kinds = merge_with_kinds(*parts)
+        assert [tuple(p) for p in merged.tolist()] == list(seen)
+        assert kinds.tolist() == list(seen.values())
+
+
 def test_degenerate_faces_give_no_self_springs() -> None:
     edges = face_edges([4], [0, 1, 1, 2])
     assert _as_set(edges) == {(0, 1), (1, 2), (0, 2)}
