@@ -441,7 +441,7 @@ class MeshCollider:
             self._grid = RecordGrid(lo, hi, cell=cell)
             self._grid_grow = grow
         path = path_lengths(here, before, chosen)  # all in the drifting frame
-        point, tri = query_along(self._grid, here, before, chosen, path, grow)
+        point, tri = query_along(self._grid, here, before, chosen, path, limit)
         slack = np.full(chosen.size, large, dtype=np.float32)
         anchor_tri = np.full(chosen.size, -1, dtype=np.int64)
         anchor_w = np.zeros((chosen.size, 3), dtype=np.float32)
