@@ -1,11 +1,11 @@
-"""A ``BoxGrid`` whose cells hold their boxes' bounds in place (mesh colliders' queries).
+"""A ``BoxGrid`` whose cell entries carry their boxes' bounds (mesh colliders' queries).
 
-``BoxGrid.query`` gathers each raw (point, box) pair's six bounds from per-axis arrays: six
-scattered 8-byte gathers a pair. Here every cell entry is a 32-byte float32 record (lo, hi,
-box id) stored in cell order, so a point's raw pairs are one contiguous run and one wide
-gather fetches them; the bounds are rounded outward to float32, so the pairs are those of
-the float64 test plus at most pairs on a box's face within float32 rounding (the callers'
-exact distance tests drop them).
+``BoxGrid.query`` fetches each raw (point, box) pair's box id, then its six float64 bounds
+by box id: seven scattered gathers a pair. Here the bounds are also stored per entry, in
+cell order, as float32 (rounded outward), so a point's raw pairs are one run of entries
+and each bound is read along it; the test is float32. With float32 points the pairs are
+those of the float64 test, plus at most pairs on a box's face within float32 rounding of a
+float64 bound (the callers' distance tests drop them).
 """
 
 from __future__ import annotations
