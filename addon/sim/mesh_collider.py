@@ -9,7 +9,7 @@ frame). A point is kept ``outer + margin`` (the reach) in front of the surface:
   a point up to ``inner`` behind the surface is pushed out to the front;
 - two-sided (``inner == 0``): each point stays on the side it was on at the substep's start.
 
-Contacts come from candidate point-triangle pairs (a ``broad_phase.BoxGrid`` of the
+Contacts come from candidate point-triangle pairs (a ``record_grid.RecordGrid`` of the
 triangles' boxes over the frame, grown by the reach plus a slack), kept for each point while
 it moves with its nearest triangle within a slack and no farther than the grown boxes allow
 (``surface_pairs.py``), so a cloth resting on a moving body is asked about about once a
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .broad_phase import BoxGrid
 from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
+from .record_grid import RecordGrid
 from .rows import put_rows, take_columns, take_rows
 from .surface_pairs import AnchoredPairs, path_lengths, query_along
 from .surface_pose import SurfacePose, gather, least_at_corners
@@ -163,7 +163,7 @@ class MeshCollider:
         speed = np.sqrt(np.einsum("ij,ij->i", rate, rate)).astype(np.float32)
         self._rate_length = -least_at_corners(-speed, corners)
         self._pairs = None
-        self._grid: BoxGrid | None = None  # the triangles' boxes, for this window and reach
+        self._grid: RecordGrid | None = None  # the triangles' boxes, for this window and reach
         self._grid_grow = 0.0
 
     @property
@@ -438,10 +438,10 @@ class MeshCollider:
         if self._grid is None or self._grid_grow != grow:
             lo, hi = self._box_lo - grow, self._box_hi + grow
             cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
-            self._grid = BoxGrid(lo, hi, cell=cell)
+            self._grid = RecordGrid(lo, hi, cell=cell)
             self._grid_grow = grow
         path = path_lengths(here, before, chosen)  # all in the drifting frame
-        point, tri = query_along(self._grid, here, before, chosen, path, grow)
+        point, tri = query_along(self._grid, here, before, chosen, path, limit)
         slack = np.full(chosen.size, large, dtype=np.float32)
         anchor_tri = np.full(chosen.size, -1, dtype=np.int64)
         anchor_w = np.zeros((chosen.size, 3), dtype=np.float32)

@@ -160,20 +160,30 @@ def query_along(
     prev: np.ndarray | None,
     chosen: np.ndarray,
     path: np.ndarray,
-    grow: float,
+    limit: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Grid pairs (local point ids, triangles) of the chosen points' substep paths: the
-    end points, plus points along paths longer than ``grow`` (a box grown by ``grow`` that
-    the path crosses holds one of points spaced ``grow`` apart). Pairs are distinct."""
+    """Grid pairs (local point ids, triangles) of the chosen points' substep paths, the
+    grid's boxes grown by ``limit`` beyond the reach: the end points, plus, for paths longer
+    than ``limit``, points along them at most ``2 limit`` apart (a path that comes within
+    reach of a box has a stretch ``2 limit`` long within the grown box, about that place; a
+    path up to ``limit`` long lies within ``limit`` of its end). Pairs are distinct, sorted by
+    (point, triangle): the order ties are broken in does not depend on the sampling."""
     end = pos[chosen, :3]
-    samples = np.ceil(path / grow).astype(np.int64) if prev is not None else path.astype(int)
-    if not samples.any() or prev is None:
+    if prev is None:
         return grid.query(end)
+    long = path > limit
+    if not long.any():
+        point, tri = grid.query(end)
+        keys = np.sort(point * np.int64(grid.count) + tri)
+        return keys // grid.count, keys % grid.count
+    samples = np.where(long, np.ceil(path / (2.0 * limit)), 0).astype(np.int64)
     start = prev[chosen, :3]
     owner = np.repeat(np.arange(chosen.size), samples + 1)
     step = np.arange(owner.size) - np.repeat(np.cumsum(samples + 1) - (samples + 1), samples + 1)
     frac = (step / np.maximum(samples[owner], 1)).astype(np.float32)[:, None]
     points = start[owner] + (end[owner] - start[owner]) * frac
+    short = np.flatnonzero(samples[owner] == 0)
+    points[short] = end[owner[short]]  # a short path's only sample: its end
     sample, tri = grid.query(points)
     keys = np.unique(owner[sample] * np.int64(grid.count) + tri)
     return keys // grid.count, keys % grid.count

@@ -388,3 +388,52 @@ def test_a_floor_of_two_triangles_gives_what_the_broad_phase_gives(
     searched = run()
     assert few[:, 2].min() > 0.01 + 0.005 - 1e-4  # resting on the floor, outside its reach
     assert np.abs(few - searched).max() < 1e-5
+
+
+def _prescribed_contacts(substeps: int = 8, frames: int = 4) -> list[tuple[np.ndarray, ...]]:
+    """Contacts of points on prescribed paths (slow ones, and fast ones whose substep paths
+    are several grid growths long) around a turning, swelling icosphere, every substep."""
+    verts, faces = icosphere(3, 0.3, (0.0, 0.0, 0.0))
+    rng = np.random.default_rng(3)
+    count = 600
+    direction = rng.normal(size=(count, 3))
+    direction /= np.linalg.norm(direction, axis=1)[:, None]
+    radius = 0.3 + rng.uniform(-0.03, 0.08, count)
+    wobble = rng.normal(size=(count, 3)) * rng.choice([0.002, 0.02, 0.3], count)[:, None]
+    collider = MeshCollider(verts, faces, outer=OUTER, inner=0.01)
+
+    def points(t: float) -> np.ndarray:
+        return direction * radius[:, None] + wobble * np.sin(7.0 * t)
+
+    out = []
+    for frame in range(frames):
+        angle = 0.3 * (frame + 1)
+        c, s = np.cos(angle), np.sin(angle)
+        turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        collider.move_to((verts * (1.0 + 0.05 * np.sin(frame + 1.0))) @ turn.T)
+        for k in range(substeps):
+            t0, t1 = k / substeps, (k + 1) / substeps
+            collider.begin_substep(t0, t1)
+            before, after = _state(points(frame + t0)), _state(points(frame + t1))
+            idx, normals, push, motion = collider.find(after, before, MARGIN)
+            out.append((idx, normals, push, motion))
+    return out
+
+
+def test_contacts_through_the_grid_are_those_of_every_pair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the grid query (end points only for short paths, samples along long ones) and the
+    # kept pairs give the contacts of pairing every point with every triangle
+    import addon.sim.mesh_collider as mesh_collider
+
+    searched = _prescribed_contacts()
+    monkeypatch.setattr(mesh_collider, "FEW_TRIANGLES", 10**9)
+    every = _prescribed_contacts()
+    total = 0
+    for got, want in zip(searched, every, strict=True):
+        assert np.array_equal(got[0], want[0])
+        for a, b in zip(got[1:], want[1:], strict=True):
+            assert np.abs(a - b).max(initial=0.0) < 1e-6
+        total += got[0].size
+    assert total > 1000  # many contacts, fast points among them
