@@ -79,7 +79,8 @@ def in_file_winding(per_corner: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         if np.all(sizes == k):
             columns = (k - np.arange(k)) % k
             rows = per_corner.reshape(len(sizes), k, *per_corner.shape[1:])
-            return rows[:, columns].reshape(per_corner.shape)
+            # take: a C-ordered result (rows[:, columns] is strided, its reshape a 2nd copy)
+            return np.take(rows, columns, axis=1).reshape(per_corner.shape)
     return per_corner[reversed_winding_order(sizes)]
 
 
