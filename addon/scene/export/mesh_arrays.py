@@ -178,22 +178,27 @@ def _per_vertex(
     return rows if _agrees(words, table, loop_vertex, compared) else None
 
 
-def corner_normals_per_vertex(normals: np.ndarray, vmap: VertexMap) -> np.ndarray | None:
-    """Per-corner normals as one per file vertex when every corner of each file vertex holds
-    the same normal, bit for bit (smooth custom normals): then each reads back exactly."""
-    return _per_vertex(normals, vmap.loop_vertex, len(vmap.source), exact=True, last=vmap.last)
+def corner_normals_per_vertex(
+    normals: np.ndarray, loop_vertex: np.ndarray, n: int, last: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Per-corner normals as one per vertex (of ``n``, ``loop_vertex`` per corner) when every
+    corner of each vertex holds the same normal, bit for bit (smooth custom normals): then
+    each reads back exactly. ``last``: :func:`last_corners` of ``loop_vertex``, if made."""
+    return _per_vertex(normals, loop_vertex, n, exact=True, last=last)
 
 
-def vertex_map(arrays: MeshArrays) -> VertexMap:
+def vertex_map(arrays: MeshArrays, last: np.ndarray | None = None) -> VertexMap:
     """Identity unless per-corner UVs/colours disagree at a vertex; then one file vertex per
-    distinct (vertex, corner values), in Blender vertex order."""
+    distinct (vertex, corner values), in Blender vertex order. ``last``: :func:`last_corners`
+    of the mesh's corners, if already made."""
     n = len(arrays.positions)
     loops = arrays.corner_verts
     corner_data = [uv for _, uv in arrays.uv_layers]
     if arrays.colors is not None and arrays.colors_per_corner:
         corner_data.append(arrays.colors)
     tables = []
-    last = last_corners(loops, n)
+    if last is None:
+        last = last_corners(loops, n)
     for data in corner_data:
         table = _per_vertex(data, loops, n, last=last)
         if table is None:

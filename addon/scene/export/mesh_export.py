@@ -8,6 +8,7 @@ corner counts, per-corner data follows the same winding permutation.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +21,7 @@ from .mesh_arrays import (
     VertexMap,
     by_file_vertex,
     corner_normals_per_vertex,
+    last_corners,
     per_file_vertex,
     vertex_map,
 )
@@ -35,19 +37,43 @@ class MeshExport:
     warnings: list[str] = field(default_factory=list)
 
 
-def _normals(arrays: MeshArrays, space: FileSpace, vmap: VertexMap, faces: Ragged) -> XObject:
+#: corners from which the corner normals' per-vertex check runs in a thread beside the UV
+#: check and the face records (numpy lets go of the GIL inside take and equal)
+PARALLEL_CORNERS = 1 << 16
+
+
+def _normals_per_vertex(
+    normals: np.ndarray, loop_vertex: np.ndarray, n: int, last: np.ndarray | None, space: FileSpace
+) -> np.ndarray | None:
+    """Corner normals as one per vertex in file space, or None (some vertex's differ)."""
+    per_vertex = corner_normals_per_vertex(normals, loop_vertex, n, last)
+    return None if per_vertex is None else space.directions(per_vertex)
+
+
+def _normals(
+    arrays: MeshArrays,
+    space: FileSpace,
+    vmap: VertexMap,
+    faces: Ragged,
+    early: Future[np.ndarray | None] | None = None,
+) -> XObject:
     """MeshNormals on the coarsest domain that holds them: one per file vertex (indexed like
     the faces) when Blender holds them per vertex or every corner of a vertex agrees, one per
-    face, or one per corner."""
+    face, or one per corner. ``early``: the per-vertex check run beside on Blender's vertices
+    (:func:`_normals_per_vertex`), used when no vertex was split."""
     assert arrays.normals is not None
     sizes = arrays.sizes
     per_vertex = None
     if arrays.normals_domain == "POINT":
-        per_vertex = by_file_vertex(arrays.normals, vmap)
+        per_vertex = space.directions(by_file_vertex(arrays.normals, vmap))
     elif arrays.normals_domain == "CORNER":  # custom normals: per vertex when smooth
-        per_vertex = corner_normals_per_vertex(arrays.normals, vmap)
+        if early is not None and not vmap.split:
+            per_vertex = early.result()
+        else:
+            n = len(vmap.source)
+            per_vertex = _normals_per_vertex(arrays.normals, vmap.loop_vertex, n, vmap.last, space)
     if per_vertex is not None:  # indexed like the faces: share their records
-        out = xo.mesh_normals(space.directions(per_vertex), sizes[:0], sizes[:0])
+        out = xo.mesh_normals(per_vertex, sizes[:0], sizes[:0])
         out.members["nFaceNormals"] = len(sizes)
         out.members["faceNormals"] = faces
         return out
@@ -90,7 +116,27 @@ def build_mesh_object(
     space: FileSpace,
     material_names: list[str] | None,
 ) -> MeshExport:
-    vmap = vertex_map(arrays)
+    corners = len(arrays.corner_verts)
+    if arrays.normals is None or arrays.normals_domain != "CORNER" or corners < PARALLEL_CORNERS:
+        return _build(name, arrays, space, material_names, None)
+    with ThreadPoolExecutor(1) as pool:
+        # the normals' check on Blender's vertices, beside the UV check: when the UVs split
+        # no vertex it is the file's own (else its result is dropped and the check redone)
+        n, loops = len(arrays.positions), arrays.corner_verts
+        last = last_corners(loops, n)
+        early = pool.submit(_normals_per_vertex, arrays.normals, loops, n, last, space)
+        return _build(name, arrays, space, material_names, early, last)
+
+
+def _build(
+    name: str,
+    arrays: MeshArrays,
+    space: FileSpace,
+    material_names: list[str] | None,
+    early: Future[np.ndarray | None] | None,
+    last: np.ndarray | None = None,
+) -> MeshExport:
+    vmap = vertex_map(arrays, last)
     warnings: list[str] = []
     if vmap.split:
         warnings.append(
@@ -102,7 +148,7 @@ def build_mesh_object(
     mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
     children = mesh.children
     if arrays.normals is not None and len(file_corners):
-        children.append(_normals(arrays, space, vmap, mesh.members["faces"]))
+        children.append(_normals(arrays, space, vmap, mesh.members["faces"], early))
     for _, uv in arrays.uv_layers:
         children.append(xo.texture_coords(space.file_uvs(per_file_vertex(uv, vmap))))
     if arrays.colors is not None:
