@@ -8,7 +8,7 @@ corner counts, per-corner data follows the same winding permutation.
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,11 +35,6 @@ class MeshExport:
     file_corners: np.ndarray  # (loops,) file vertex per file corner
     sizes: np.ndarray
     warnings: list[str] = field(default_factory=list)
-
-
-#: corners from which the corner normals' per-vertex check runs in a thread beside the UV
-#: check and the face records (numpy lets go of the GIL inside take and equal)
-PARALLEL_CORNERS = 1 << 16
 
 
 def _normals_per_vertex(
@@ -115,27 +110,17 @@ def build_mesh_object(
     arrays: MeshArrays,
     space: FileSpace,
     material_names: list[str] | None,
+    pool: Executor | None = None,
 ) -> MeshExport:
-    corners = len(arrays.corner_verts)
-    if arrays.normals is None or arrays.normals_domain != "CORNER" or corners < PARALLEL_CORNERS:
-        return _build(name, arrays, space, material_names, None)
-    with ThreadPoolExecutor(1) as pool:
-        # the normals' check on Blender's vertices, beside the UV check: when the UVs split
-        # no vertex it is the file's own (else its result is dropped and the check redone)
+    """The Mesh object; with ``pool`` (a helper thread), the corner normals' check runs there
+    on Blender's vertices beside the UV check: it is the file's own when the UVs split no
+    vertex (else its result is dropped and the check redone on the file's vertices)."""
+    early: Future[np.ndarray | None] | None = None
+    last = None
+    if pool is not None and arrays.normals is not None and arrays.normals_domain == "CORNER":
         n, loops = len(arrays.positions), arrays.corner_verts
         last = last_corners(loops, n)
         early = pool.submit(_normals_per_vertex, arrays.normals, loops, n, last, space)
-        return _build(name, arrays, space, material_names, early, last)
-
-
-def _build(
-    name: str,
-    arrays: MeshArrays,
-    space: FileSpace,
-    material_names: list[str] | None,
-    early: Future[np.ndarray | None] | None,
-    last: np.ndarray | None = None,
-) -> MeshExport:
     vmap = vertex_map(arrays, last)
     warnings: list[str] = []
     if vmap.split:
