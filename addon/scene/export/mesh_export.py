@@ -32,9 +32,18 @@ from .space import FileSpace
 class MeshExport:
     obj: XObject
     vmap: VertexMap
-    file_corners: np.ndarray  # (loops,) file vertex per file corner
+    corners: np.ndarray | None  # file_corners, or None: taken from the face table when asked
     sizes: np.ndarray
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def file_corners(self) -> np.ndarray:
+        """(loops,) file vertex per file corner."""
+        if self.corners is None:  # the face table of one corner count k: [k, i0..ik-1] rows
+            flat = self.obj.members["faces"].flat
+            rows = flat.reshape(len(self.sizes), -1)
+            self.corners = np.ascontiguousarray(rows[:, 1:]).reshape(-1)
+        return self.corners
 
 
 def _normals_per_vertex(
@@ -91,6 +100,25 @@ def winding_order(sizes: np.ndarray) -> np.ndarray:
     return reversed_winding_order(sizes)
 
 
+def file_faces(loop_vertex: np.ndarray, sizes: np.ndarray) -> Ragged | None:
+    """The MeshFace records of a mesh whose faces all have k corners (k <= 8), straight from
+    the per-corner file vertices: one column copy per corner in file winding, no file corner
+    array; the bytes of ``faces(sizes, in_file_winding(loop_vertex))``. Else None."""
+    sizes = np.asarray(sizes)
+    count = len(sizes)
+    if not count or not 0 < sizes[0] <= 8 or len(loop_vertex) != count * int(sizes[0]):
+        return None
+    k = int(sizes[0])
+    if not np.all(sizes == k):
+        return None
+    table = np.empty((count, k + 1), dtype=np.int32 if loop_vertex.dtype == np.int32 else np.int64)
+    table[:, 0] = k
+    rows = loop_vertex.reshape(count, k)
+    for j, column in enumerate((k - np.arange(k)) % k):  # a, d, c, b
+        table[:, 1 + j] = rows[:, column]
+    return Ragged(table.reshape(-1), np.arange(0, count * (k + 1), k + 1))
+
+
 def in_file_winding(per_corner: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per-corner rows in file corner order: :func:`winding_order` applied, as one column
     gather of a reshape when every face has the same corner count (no index array)."""
@@ -128,11 +156,12 @@ def build_mesh_object(
             f"mesh {name!r}: UV/colour seams: {len(vmap.source) - len(vmap.first)} vertices "
             "duplicated (VertexDuplicationIndices written)"
         )
-    file_corners = in_file_winding(vmap.loop_vertex, arrays.sizes)
+    faces = file_faces(vmap.loop_vertex, arrays.sizes)
+    file_corners = None if faces is not None else in_file_winding(vmap.loop_vertex, arrays.sizes)
     positions = space.positions(by_file_vertex(arrays.positions, vmap))
-    mesh = xo.mesh(name, positions, arrays.sizes, file_corners)
+    mesh = xo.mesh(name, positions, arrays.sizes, file_corners, faces)
     children = mesh.children
-    if arrays.normals is not None and len(file_corners):
+    if arrays.normals is not None and len(vmap.loop_vertex):
         children.append(_normals(arrays, space, vmap, mesh.members["faces"], early))
     for _, uv in arrays.uv_layers:
         children.append(xo.texture_coords(space.file_uvs(per_file_vertex(uv, vmap))))
