@@ -36,7 +36,7 @@ from .bake_export import is_bake_modifier, pc2_bake, pc2_morph
 from .cloth_export import cloth_objects, springs_marked
 from .legacy import MAX_WEIGHTS, triangulate
 from .materials_export import MaterialTable
-from .mesh_arrays import read_mesh
+from .mesh_arrays import helper_thread, read_mesh
 from .mesh_export import build_mesh_object
 from .morph_export import mesh_has_morphs, morph_data
 from .names import NameTable
@@ -143,8 +143,11 @@ def _mesh_source(obj: bpy.types.Object, st: _State) -> tuple[bpy.types.Mesh, boo
 def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
     opts = st.options
     mesh, changed = _mesh_source(obj, st)
-    try:
-        arrays = read_mesh(mesh, opts.use_normals, opts.use_uvs, opts.use_colors)
+    with contextlib.ExitStack() as stack:
+        if mesh is not obj.data:  # after the helper thread is done with the arrays
+            stack.callback(bpy.data.meshes.remove, mesh)
+        pool = stack.enter_context(helper_thread(len(mesh.loops)))
+        arrays = read_mesh(mesh, opts.use_normals, opts.use_uvs, opts.use_colors, pool)
         if opts.legacy:  # what Legacy means: no warning for it
             arrays, _ = triangulate(arrays)
         material_names = None
@@ -154,15 +157,12 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
         wanted = key.reference_key.name if key is not None and opts.use_morphs else None
         wanted = wanted or str(mesh.get("xof_name", obj.data.name))  # type: ignore[union-attr]
         name = st.names.get("mesh", f"mesh:{obj.name}", wanted)
-        built = build_mesh_object(name, arrays, st.space, material_names)
-        loose = arrays.loose_edges
+        built = build_mesh_object(name, arrays, st.space, material_names, pool)
+        loose = arrays.loose_edges()
         if opts.use_cloth and len(loose) and not changed:
             loose = loose[~springs_marked(mesh)[loose]]  # springs that are no face's edge
         if len(loose):
             st.warn(f"{obj.name}: {len(loose)} loose edge(s) cannot be written")
-    finally:
-        if mesh is not obj.data:
-            bpy.data.meshes.remove(mesh)
     st.result.warnings.extend(built.warnings)
     st.result.meshes += 1
     st.result.vertices += len(built.vmap.source)

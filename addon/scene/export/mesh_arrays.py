@@ -7,10 +7,28 @@ Blender vertex each file vertex came from, so skin weights, cloth data and shape
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
+
+#: corners from which a mesh's export runs some numpy work in one helper thread (the loose
+#: edge scan, the corner normals' check) beside the main one: numpy lets go of the GIL
+#: inside take, equal and scatters, and Blender's reads and the UV check go on meanwhile
+PARALLEL_CORNERS = 1 << 16
+
+
+@contextlib.contextmanager
+def helper_thread(corners: int) -> Iterator[Executor | None]:
+    """One worker thread for a big mesh (None for a small one: a thread costs more there)."""
+    if corners < PARALLEL_CORNERS:
+        yield None
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="xof-export") as pool:
+        yield pool
 
 
 def _get(collection: object, prop: str, count: int, width: int, dtype: type) -> np.ndarray:
@@ -30,7 +48,14 @@ class MeshArrays:
     colors: np.ndarray | None = None  # (n, 4) per vertex or (loops, 4) per corner
     colors_per_corner: bool = False
     material_indices: np.ndarray | None = None  # (f,)
-    loose_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: edges no face uses, or their scan still running in a helper thread
+    loose: np.ndarray | Future[np.ndarray] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64)
+    )
+
+    def loose_edges(self) -> np.ndarray:
+        loose = self.loose
+        return loose.result() if isinstance(loose, Future) else loose
 
 
 def _attribute(mesh: bpy.types.Mesh, name: str, prop: str, count: int, dtype: type) -> np.ndarray:
@@ -54,24 +79,49 @@ def _normals(mesh: bpy.types.Mesh, n: int, f: int, loops: int) -> tuple[np.ndarr
     return _get(mesh.corner_normals, "vector", loops, 3, np.float32), "CORNER"
 
 
+def _loose_edges(corner_edges: np.ndarray, edge_count: int) -> np.ndarray:
+    used = np.zeros(edge_count, dtype=bool)
+    used[corner_edges] = True
+    return np.flatnonzero(~used)
+
+
 def read_mesh(
-    mesh: bpy.types.Mesh, want_normals: bool, want_uvs: bool, want_colors: bool
+    mesh: bpy.types.Mesh,
+    want_normals: bool,
+    want_uvs: bool,
+    want_colors: bool,
+    pool: Executor | None = None,
 ) -> MeshArrays:
     """Everything the writer needs, read in bulk (generic attributes where Blender has them:
-    ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, far slower)."""
+    ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, far slower).
+    With ``pool``, the loose edge scan runs there while the rest is read."""
     n, f, loops = len(mesh.vertices), len(mesh.polygons), len(mesh.loops)
+    loose: np.ndarray | Future[np.ndarray] = np.zeros(0, dtype=np.int64)
+    edge_count = len(mesh.edges)
+    if edge_count:  # first: the scan (a 4-byte scatter per corner) overlaps the reads
+        if _has(mesh, ".corner_edge", "CORNER"):
+            corner_edges = _attribute(mesh, ".corner_edge", "value", loops, np.int32)
+        else:  # pragma: no cover
+            corner_edges = _get(mesh.loops, "edge_index", loops, 1, np.int32)
+        if pool is not None:
+            loose = pool.submit(_loose_edges, corner_edges, edge_count)
+        else:
+            loose = _loose_edges(corner_edges, edge_count)
     if _has(mesh, "position", "POINT"):
         position = mesh.attributes["position"]
         positions = _get(position.data, "vector", n, 3, np.float32)  # type: ignore[attr-defined]
     else:  # pragma: no cover - every mesh of 4.x/5.x has it
         positions = _get(mesh.vertices, "co", n, 3, np.float32)
-    starts = _get(mesh.polygons, "loop_start", f, 1, np.int32).astype(np.int64)
-    sizes = np.diff(np.append(starts, loops)) if f else np.zeros(0, dtype=np.int64)
+    starts = _get(mesh.polygons, "loop_start", f, 1, np.int32)
+    sizes = np.empty(f, dtype=np.int64)
+    if f:  # int32 differences straight into the int64 sizes
+        np.subtract(starts[1:], starts[:-1], out=sizes[:-1])
+        sizes[-1] = loops - int(starts[-1])
     if _has(mesh, ".corner_vert", "CORNER"):
         corner_verts = _attribute(mesh, ".corner_vert", "value", loops, np.int32)
     else:  # pragma: no cover
         corner_verts = _get(mesh.loops, "vertex_index", loops, 1, np.int32)
-    out = MeshArrays(positions, sizes, corner_verts)  # Blender's own float32/int32
+    out = MeshArrays(positions, sizes, corner_verts, loose=loose)  # Blender's float32/int32
     if want_normals and loops:
         out.normals, out.normals_domain = _normals(mesh, n, f, loops)
     if want_uvs:
@@ -89,14 +139,6 @@ def read_mesh(
             out.material_indices = _attribute(mesh, "material_index", "value", f, np.int32)
         else:  # every face uses slot 0
             out.material_indices = np.zeros(f, dtype=np.int64)
-    edge_count = len(mesh.edges)
-    if edge_count:
-        used = np.zeros(edge_count, dtype=bool)
-        if _has(mesh, ".corner_edge", "CORNER"):
-            used[_attribute(mesh, ".corner_edge", "value", loops, np.int32)] = True
-        else:  # pragma: no cover
-            used[_get(mesh.loops, "edge_index", loops, 1, np.int32)] = True
-        out.loose_edges = np.flatnonzero(~used)
     return out
 
 
@@ -125,10 +167,35 @@ def _words(a: np.ndarray) -> np.ndarray:
 
 
 def last_corners(loop_vertex: np.ndarray, n: int) -> np.ndarray:
-    """(n,) the last corner of each vertex, -1 for vertices no face uses."""
-    last = np.full(n, -1, dtype=np.int64)
-    last[loop_vertex] = np.arange(len(loop_vertex), dtype=np.int64)
+    """(n,) the last corner of each vertex, -1 for vertices no face uses (int32 while the
+    corners fit: half the bytes to scatter)."""
+    dtype = np.int32 if len(loop_vertex) < 2**31 else np.int64
+    last = np.full(n, -1, dtype=dtype)
+    last[loop_vertex] = np.arange(len(loop_vertex), dtype=dtype)
     return last
+
+
+#: corners per block of the agreement check: a gathered block stays in the cache (fresh
+#: whole-size temporaries cost twice the time, mostly their page faults)
+_BLOCK = 1 << 15
+
+
+def _agrees(words: np.ndarray, table: np.ndarray, loop_vertex: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether ``table[loop_vertex] == words`` compared as ``dtype`` values, block by block
+    (stops at the first block that disagrees). ``loop_vertex`` must be in range (Blender's
+    corner vertices are; :func:`last_corners` raises on any beyond ``n``)."""
+    back = np.empty(min(_BLOCK, len(words)), dtype=words.dtype)
+    same = np.empty(back.nbytes // dtype.itemsize, dtype=bool)
+    for start in range(0, len(words), _BLOCK):
+        index = loop_vertex[start : start + _BLOCK]
+        got = back[: len(index)]
+        np.take(table, index, out=got, mode="clip")  # "raise" would buffer the output
+        a, b = got.view(np.uint8).view(dtype), words[start : start + len(index)]
+        equal = same[: a.size]
+        np.equal(a, b.view(np.uint8).view(dtype), out=equal)
+        if not equal.all():
+            return False
+    return True
 
 
 def _per_vertex(
@@ -149,39 +216,31 @@ def _per_vertex(
     if unused.any():
         table[unused] = np.zeros(1, dtype=words.dtype)[0]
     rows = table.view(per_loop.dtype).reshape(n, -1)
-    # take: a gather much faster than rows[index]; 8-byte rows as one word each
-    back = (
-        table.take(loop_vertex).view(per_loop.dtype).reshape(-1, rows.shape[1])
-        if words.dtype == np.uint64
-        else np.take(rows, loop_vertex, axis=0)
-    )
-    bits = np.dtype(f"u{per_loop.dtype.itemsize}")
-    same = (
-        np.array_equal(
-            back.view(bits), np.ascontiguousarray(per_loop).view(bits).reshape(back.shape)
-        )
-        if exact
-        else np.array_equal(back, per_loop.reshape(back.shape))
-    )
-    return rows if same else None
+    compared = np.dtype(f"u{per_loop.dtype.itemsize}") if exact else per_loop.dtype
+    return rows if _agrees(words, table, loop_vertex, compared) else None
 
 
-def corner_normals_per_vertex(normals: np.ndarray, vmap: VertexMap) -> np.ndarray | None:
-    """Per-corner normals as one per file vertex when every corner of each file vertex holds
-    the same normal, bit for bit (smooth custom normals): then each reads back exactly."""
-    return _per_vertex(normals, vmap.loop_vertex, len(vmap.source), exact=True, last=vmap.last)
+def corner_normals_per_vertex(
+    normals: np.ndarray, loop_vertex: np.ndarray, n: int, last: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Per-corner normals as one per vertex (of ``n``, ``loop_vertex`` per corner) when every
+    corner of each vertex holds the same normal, bit for bit (smooth custom normals): then
+    each reads back exactly. ``last``: :func:`last_corners` of ``loop_vertex``, if made."""
+    return _per_vertex(normals, loop_vertex, n, exact=True, last=last)
 
 
-def vertex_map(arrays: MeshArrays) -> VertexMap:
+def vertex_map(arrays: MeshArrays, last: np.ndarray | None = None) -> VertexMap:
     """Identity unless per-corner UVs/colours disagree at a vertex; then one file vertex per
-    distinct (vertex, corner values), in Blender vertex order."""
+    distinct (vertex, corner values), in Blender vertex order. ``last``: :func:`last_corners`
+    of the mesh's corners, if already made."""
     n = len(arrays.positions)
     loops = arrays.corner_verts
     corner_data = [uv for _, uv in arrays.uv_layers]
     if arrays.colors is not None and arrays.colors_per_corner:
         corner_data.append(arrays.colors)
     tables = []
-    last = last_corners(loops, n)
+    if last is None:
+        last = last_corners(loops, n)
     for data in corner_data:
         table = _per_vertex(data, loops, n, last=last)
         if table is None:

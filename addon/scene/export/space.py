@@ -39,7 +39,7 @@ class FileSpace:
         v = np.asarray(vectors, dtype=self.dtype).reshape(-1, 3)
         if not self._signed:  # pragma: no cover - every axis choice is a signed permutation
             return (v.astype(np.float64) @ self.mirror).astype(self.dtype)
-        out = v[:, self._columns]
+        out = np.take(v, self._columns, axis=1)  # C order: v[:, columns] is strided
         if not np.all(self._signs == 1.0):
             out *= self._signs.astype(self.dtype)
         out += self.dtype.type(0.0)

@@ -62,14 +62,22 @@ def _m16(matrix: np.ndarray) -> np.ndarray:
 
 
 def mesh(
-    name: str | None, positions: np.ndarray, sizes: np.ndarray, corners: np.ndarray
+    name: str | None,
+    positions: np.ndarray,
+    sizes: np.ndarray,
+    corners: np.ndarray | None,
+    records: Ragged | None = None,
 ) -> XObject:
+    """``records``: the face records already made (then ``corners`` is not read)."""
     positions = _floats(positions, 3)
+    if records is None:
+        assert corners is not None
+        records = faces(sizes, corners)
     members = {
         "nVertices": len(positions),
         "vertices": positions,
         "nFaces": len(sizes),
-        "faces": faces(sizes, corners),
+        "faces": records,
     }
     return XObject("Mesh", name, members=members)
 

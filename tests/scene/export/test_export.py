@@ -272,6 +272,40 @@ def _custom_normal_grid(split: bool):
     return me, got.reshape(-1, 3)
 
 
+@pytest.mark.parametrize("shape", ["grid", "split grid", "cube"])
+def test_helper_thread_writes_the_plain_paths_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """Big meshes scan loose edges and check corner normals in a helper thread; forced on
+    small ones (per-vertex normals, a split normal, UV seams that drop the early check, a
+    loose edge), the file and the warnings are the plain path's."""
+    from xof.addon.scene.export import mesh_arrays
+
+    if shape == "cube":
+        me = _cube().data
+        me.shade_smooth()
+        co = np.array([v.co for v in me.vertices])
+        normals = co / np.linalg.norm(co, axis=1, keepdims=True)
+        me.normals_split_custom_set([tuple(normals[lp.vertex_index]) for lp in me.loops])
+        me.vertices.add(2)
+        me.vertices[8].co, me.vertices[9].co = (3.0, 0.0, 0.0), (4.0, 0.0, 0.0)
+        me.edges.add(1)
+        me.edges[-1].vertices = (8, 9)
+        me.update()
+    else:
+        _custom_normal_grid(shape == "split grid")
+    files = []
+    for threshold in (mesh_arrays.PARALLEL_CORNERS, 0):
+        monkeypatch.setattr(mesh_arrays, "PARALLEL_CORNERS", threshold)
+        path = tmp_path / f"{threshold}.x"
+        result = export_scene(str(path), ExportOptions(format="bin"))
+        files.append((path.read_bytes(), result.warnings))
+    assert files[0] == files[1]
+    if shape == "cube":
+        assert any("1 loose edge" in w for w in files[0][1])
+        assert any("VertexDuplicationIndices" in w for w in files[0][1])
+
+
 @pytest.mark.parametrize("split", [False, True])
 def test_custom_normals_per_vertex_when_every_corner_agrees(tmp_path: Path, split: bool) -> None:
     me, blender = _custom_normal_grid(split)

@@ -137,3 +137,23 @@ def test_in_file_winding_is_the_winding_order_gather() -> None:
         order = winding_order(sizes)
         assert np.array_equal(in_file_winding(flat, sizes), flat[order])
         assert np.array_equal(in_file_winding(rows, sizes), rows[order])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_face_records_straight_from_the_corners(k: int, dtype: type) -> None:
+    """The one-count face table built column by column in file winding is the general
+    records of the reversed corners (a, d, c, b for quads), in the corners' integer type."""
+    pytest.importorskip("bpy")
+    from xof.addon.scene.export.mesh_export import file_faces
+
+    loop_vertex = np.random.default_rng(k).integers(0, 1000, 7 * k).astype(dtype)
+    sizes = np.full(7, k)
+    got = file_faces(loop_vertex, sizes)
+    assert got is not None and got.flat.dtype == dtype
+    reversed_corners = [c for face in loop_vertex.reshape(7, k) for c in [face[0], *face[:0:-1]]]
+    want = xo.faces(sizes, np.array(reversed_corners))
+    records = [[k, *face] for face in np.array(reversed_corners).reshape(7, k).tolist()]
+    assert got.flat.tolist() == [v for r in records for v in r]
+    assert np.array_equal(got.starts, want.starts)
+    assert file_faces(loop_vertex[:-1], np.r_[np.full(6, k), k - 1]) is None  # mixed counts
