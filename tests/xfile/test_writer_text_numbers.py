@@ -169,3 +169,21 @@ def test_threaded_steps_keep_their_order(monkeypatch) -> None:  # type: ignore[n
     assert len(threaded) == 10
     assert b"".join(threaded) == alone
     assert alone.decode().replace(",\n", ", ").split(", ")[:-1] == [g9(x) for x in values]
+
+
+def test_every_digit_count_and_trailing_zero_run_matches_python_formatting() -> None:
+    """Edges of the word tricks: integers with every digit count and run of trailing zeros
+    (the leading-zero mask comes from the lowest nonzero digit byte), and plain decimals that
+    show 1..9 digits at every exponent (the digits move by 0..64 bits; 64 must clear)."""
+    ints = [0] + [d * 10**k + r for k in range(8) for d in (1, 2, 5, 8, 9) for r in (0, 1)]
+    ints += [10**k - 1 for k in range(1, 9)]
+    ints = [v for v in ints if v < 10**8]
+    got = b"".join(format_list(np.array(ints, dtype=np.int64), "%d", True, per_line=1))
+    assert got.decode() == ",\n".join(str(v) for v in ints) + ";"
+    floats = [
+        s * d * 10.0**e for e in range(-4, 9) for d in (1, 2, 5, 9, 1.5, 12.5) for s in (1, -1)
+    ]
+    floats += [s * 123456789 * 10.0 ** (e - 8) for e in range(-4, 9) for s in (1, -1)]
+    values = np.array(floats, dtype=np.float32)
+    text = b"".join(render(values, False, np.zeros(values.size, np.int8), [" "])).decode()
+    assert text.split(" ")[:-1] == [g9(x) for x in values]

@@ -178,7 +178,7 @@ def _nine_digits(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     it (to float64, correctly rounded, then to float32) gives ``a`` back. The margin (~1.5e-8
     relative) dwarfs float64's 2**-53, so the double rounding of that read cannot cross it.
     """
-    e = np.floor(np.log10(a)).astype(np.int64)
+    e = np.floor(np.log10(a)).astype(np.int32)
     m = _scaled(a, e)
     for _ in range(2):  # log10 can miss by one next to a power of ten; rounding can carry
         high, low = m >= 1e9, m < 1e8
@@ -186,7 +186,7 @@ def _nine_digits(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             break
         e = e + high - low
         m = _scaled(a, e)
-    return e, m.astype(np.int64)
+    return e, m.astype(np.uint32)  # < 10**9
 
 
 def _scaled(a: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -285,14 +285,14 @@ _ZEROS7 = np.uint64(_word(b"0000000"))  # the fraction's leading zeros (e < 0) c
 def _fixed_rows(v: np.ndarray, e: np.ndarray, m: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """Rows of the fixed spelling (exponents -4..8, nonzero): the number right-aligned in 16
     bytes (zero bytes before it), then the tail. Other values get rows of no meaning."""
-    m32 = m.astype(np.uint32)
+    m32 = m.astype(np.uint32, copy=False)
     first = m32 // 100_000_000  # scalar divisors: numpy divides by multiplying (``%`` does not)
     rest = m32 - first * 100_000_000
     high = rest // 10_000
     low = rest - high * 10_000
     zeros = _TRAILING_ZEROS.take(low)
     zeros += (low == 0) * _TRAILING_ZEROS.take(high)  # 0..8
-    c = np.clip(e, _FIXED_LOW, _FIXED_HIGH).astype(np.int32)
+    c = np.clip(e, _FIXED_LOW, _FIXED_HIGH)  # int32, a new array
     c -= _FIXED_LOW
     c *= 9
     c += 8
@@ -342,7 +342,7 @@ def _general_rows(
     words = np.empty((n, _SOURCE_WIDTH // 4 + tails.shape[1]), dtype=np.uint32)
     words[:, 0] = _SIGN_WORDS[np.signbit(v).view(np.uint8)]
     words[:, 1] = _EXPONENT_WORDS[e + 64]
-    m32 = m.astype(np.uint32)
+    m32 = m.astype(np.uint32, copy=False)
     first = m32 // 100_000_000
     rest = m32 - first * 100_000_000
     high = rest // 10_000
@@ -401,7 +401,7 @@ def render(
 
     def step(start: int) -> bytes:
         stop = min(values.size, start + STEP)
-        tails = table[suffix_ids[start:stop]]
+        tails = np.take(table, suffix_ids[start:stop], axis=0)  # 1-D take: faster than []
         kinds = integer if isinstance(integer, bool) else integer[start:stop]
         rows = _rows(values[start:stop], kinds, tails)
         # one run of bytes per value (right-aligned number, left-aligned separator): the
