@@ -36,6 +36,7 @@ from .key_sampling import (
     guess_frame_rate,
     refine_times,
     sample_parts,
+    split_all,
     split_keys,
     ticks_are_frames,
 )
@@ -185,7 +186,7 @@ def sample_animations(
     :mod:`.batch_sampling`)."""
     if not anims:
         return []
-    parts = [split_keys(anim) for anim in anims]
+    parts = split_all(anims)
     for p in parts:
         warnings.extend(p.warnings)
     ticks, rotations = refine_all(parts, max_step)
