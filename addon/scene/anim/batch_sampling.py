@@ -298,15 +298,34 @@ def _track_times(parts: list[KeyParts]) -> Segments:
     has them as they are (split_keys left them sorted and distinct); the others get their
     union, all at once."""
     arrays: list[np.ndarray] = []
-    merge: dict[int, np.ndarray] = {}
+    keyed_of: list[list[np.ndarray]] = []
+    same: list[tuple[int, np.ndarray, np.ndarray]] = []  # (track, first times, as long)
+    check: list[tuple[int, np.ndarray, np.ndarray]] = []
     for i, p in enumerate(parts):
         keyed = [k[0] for k in (p.pos, p.rot, p.scale) if k is not None]
         one = keyed[0] if keyed else np.zeros(0)
-        if all(k is one or _holds(one, k) for k in keyed[1:]):
-            arrays.append(one)
-        else:
-            arrays.append(one)
-            merge[i] = np.concatenate(keyed)
+        arrays.append(one)
+        keyed_of.append(keyed)
+        for k in keyed[1:]:
+            if k is one:
+                continue
+            if len(k) == len(one):
+                same.append((i, one, k))
+            elif len(k) == 1 and (k[0] == one[0] or k[0] == one[-1]):
+                continue  # one key at an end of the first part's (a constant scale)
+            else:
+                check.append((i, one, k))
+    if same:  # parts keyed at equal times (the usual case): compared all at once
+        equal = np.concatenate([s[1] for s in same]) == np.concatenate([s[2] for s in same])
+        if not equal.all():
+            lengths = np.array([len(s[1]) for s in same], dtype=np.int64)
+            pair = np.repeat(np.arange(len(same)), lengths)
+            check.extend(same[n] for n in np.unique(pair[~equal]).tolist())
+    merge: dict[int, np.ndarray] = {}
+    for i, one, k in check:
+        if i not in merge and not _holds(one, k):
+            merge[i] = np.concatenate(keyed_of[i])
+    merge = dict(sorted(merge.items()))
     if merge:
         union = _union(list(merge.values()))
         for i, t in zip(merge, union.split(union.values), strict=True):
