@@ -323,7 +323,7 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
                 np.matmul(side[0] @ local_t[part], side[1], out=basis[part])
         known = (np.repeat(side_ok, counts) & uniform & sized)[slow]
         loc[slow], quat[slow], scale[slow] = decompose(basis, known)
-    quat = segment_continuous(Segments(quat, bounds[:-1], counts))
+    quat = segment_continuous(Segments(quat, bounds[:-1], counts), copy=False)
     out = []
     for k, s in enumerate(sampled):
         part = slice(bounds[k], bounds[k + 1])

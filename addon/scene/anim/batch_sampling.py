@@ -48,17 +48,18 @@ class Segments:
         return np.split(values, self.start[1:]) if len(self.count) else []
 
 
-def segment_continuous(q: Segments) -> np.ndarray:
+def segment_continuous(q: Segments, copy: bool = True) -> np.ndarray:
     """:func:`.rig_math.make_continuous` of every track: signs flipped within each track so
-    consecutive quaternions share a hemisphere; each track's first quaternion kept."""
+    consecutive quaternions share a hemisphere; each track's first quaternion kept.
+    ``copy=False``: ``q.values`` itself when nothing flips (for callers that only read it)."""
     v = q.values
     if not len(v):
-        return v.copy()
+        return v.copy() if copy else v
     flips = np.zeros(len(v), dtype=np.int64)
     flips[1:] = np.sum(v[1:] * v[:-1], axis=-1) < 0.0
     flips[q.start[q.count > 0]] = 0
     if not flips.any():  # already continuous (the usual case): every sign +1
-        return v.copy()
+        return v.copy() if copy else v
     total = np.cumsum(flips)
     within = total - total[q.start][q.owner()]
     sign = np.where(within % 2 == 1, -1.0, 1.0)
@@ -95,7 +96,7 @@ def lookup(keys: Segments, at: Segments) -> Lookup:
 
 def slerp_at(times: Segments, quats: Segments, at: Segments) -> np.ndarray:
     """:func:`.key_sampling._slerp_at` of every track: (m, 4) at the queries."""
-    q = segment_continuous(quats)
+    q = segment_continuous(quats, copy=False)  # only read
     found = lookup(times, at)
     lo, hi = found.lo, found.hi
     span = times.values[hi] - times.values[lo]
@@ -109,12 +110,12 @@ def slerp_at(times: Segments, quats: Segments, at: Segments) -> np.ndarray:
 def lerp_at(times: Segments, values: Segments, at: Segments) -> np.ndarray:
     """``np.interp`` per track and component (its formula: the key's value at or outside the
     ends and on a key, else ``slope * (t - t_j) + y_j``); (m, c)."""
-    found = lookup(times, at)
-    x = at.values
     tk, yk = times.values, values.values
     owner = at.owner()
     if np.all(times.count == 1):  # one key a track (a constant scale): that key everywhere
         return yk[times.start[owner]]
+    found = lookup(times, at)
+    x = at.values
     first = times.start[owner]
     last = first + times.count[owner] - 1
     j, hi = found.lo, found.hi  # np.interp's j: the key at or before x (if any before last)
@@ -178,10 +179,13 @@ def at_keys(
     if not np.any(same):
         return sample(times, values, at)
     if sample is slerp_at:
-        keyed = segment_continuous(values)
+        keyed = segment_continuous(values, copy=False)  # read only: a new array below
         norm = np.linalg.norm(keyed, axis=-1, keepdims=True)
-        alone = np.repeat(times.count == 1, times.count)
-        keyed = np.where(alone[:, None], keyed, keyed / norm)
+        if np.any(times.count == 1):
+            alone = np.repeat(times.count == 1, times.count)
+            keyed = np.where(alone[:, None], keyed, keyed / norm)
+        else:
+            keyed = keyed / norm
     elif sample is lerp_at:
         keyed = values.values
     else:
