@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rig.rig_math import quat_angle, row_decompose, slerp
+from ..rig.rig_math import quat_angle, quat_dot, quat_norm, row_decompose, slerp
 from .key_sampling import KeyParts, LocalSamples
 from .position_spline import hermite_segments
 
@@ -56,7 +56,7 @@ def segment_continuous(q: Segments, copy: bool = True) -> np.ndarray:
     if not len(v):
         return v.copy() if copy else v
     flips = np.zeros(len(v), dtype=np.int64)
-    flips[1:] = np.sum(v[1:] * v[:-1], axis=-1) < 0.0
+    flips[1:] = quat_dot(v[1:], v[:-1]) < 0.0
     flips[q.start[q.count > 0]] = 0
     if not flips.any():  # already continuous (the usual case): every sign +1
         return v.copy() if copy else v
@@ -180,7 +180,7 @@ def at_keys(
         return sample(times, values, at)
     if sample is slerp_at:
         keyed = segment_continuous(values, copy=False)  # read only: a new array below
-        norm = np.linalg.norm(keyed, axis=-1, keepdims=True)
+        norm = quat_norm(keyed)[:, None]
         if np.any(times.count == 1):
             alone = np.repeat(times.count == 1, times.count)
             keyed = np.where(alone[:, None], keyed, keyed / norm)

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...xfile.views.model import AnimationData
-from ..rig.rig_math import decompose, make_continuous, quat_angle, row_compose, row_decompose, slerp
+from ..rig.rig_math import (
+    decompose,
+    make_continuous,
+    quat_angle,
+    quat_norm,
+    row_compose,
+    row_decompose,
+    slerp,
+)
 from . import position_spline
 
 # Angle between samples below which nlerp stays within ~1e-5 rad of slerp.
@@ -126,7 +134,7 @@ def split_all(anims: list[AnimationData]) -> list[KeyParts]:
     unit = np.zeros((0, 4))
     if rot:
         quats = np.concatenate([tracks[i].values for i in rot])
-        norm = np.linalg.norm(quats, axis=1)
+        norm = quat_norm(quats)  # np.linalg.norm's, bit for bit
         if not ((norm > 1e-12) & (norm < np.inf)).all():
             return [split_keys(anim) for anim in anims]
         unit = quats / norm[:, None]

@@ -45,6 +45,7 @@ def test_clean_sets_equal_track_by_track(seed: int) -> None:
     assert np.allclose(np.linalg.norm(some[1], axis=1), 1.0)  # rotations normalised
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # the "huge" keys' squares
 @pytest.mark.parametrize(
     "spoil",
     ["nan_time", "unsorted", "repeated", "inf_value", "zero_quat", "matrix", "narrow", "huge"],
