@@ -256,10 +256,12 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
     Only a common rate counts (keys every 4800 ticks at 4800 ticks/s mean sparse keys, not a
     1 fps animation); None otherwise.
     """
-    gaps = [np.diff(_distinct(t)) for t in all_times if len(t) > 1]
-    if not gaps:
-        return None
-    steps = np.concatenate(gaps)
+    steps = _sorted_gaps([np.asarray(t) for t in all_times if len(t) > 1])
+    if steps is None:
+        gaps = [np.diff(_distinct(t)) for t in all_times if len(t) > 1]
+        if not gaps:
+            return None
+        steps = np.concatenate(gaps)
     if np.any(np.abs(steps - np.rint(steps)) > 1e-6):
         return None
     step = int(np.gcd.reduce(np.rint(steps).astype(np.int64)))
@@ -267,6 +269,19 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         return None
     rate = ticks_per_second / step
     return float(rate) if any(abs(rate - r) < 1e-9 for r in COMMON_RATES) else None
+
+
+def _sorted_gaps(arrays: list[np.ndarray]) -> np.ndarray | None:
+    """Every array's ``np.diff`` joined, in one pass when all are strictly increasing float
+    times (what files hold); None otherwise (or when there are none)."""
+    if not arrays or not all(t.ndim == 1 and t.dtype.kind == "f" for t in arrays):
+        return None
+    cat = np.concatenate(arrays)
+    inner = np.ones(len(cat) - 1, dtype=bool)  # pairs within one array
+    inner[np.cumsum([len(t) for t in arrays])[:-1] - 1] = False
+    if not (cat[1:] > cat[:-1])[inner].all():
+        return None
+    return np.diff(cat)[inner]
 
 
 def _distinct(times: np.ndarray) -> np.ndarray:
