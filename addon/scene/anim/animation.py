@@ -36,6 +36,7 @@ from .key_sampling import (
     guess_frame_rate,
     refine_times,
     sample_parts,
+    split_all,
     split_keys,
     ticks_are_frames,
 )
@@ -185,7 +186,7 @@ def sample_animations(
     :mod:`.batch_sampling`)."""
     if not anims:
         return []
-    parts = [split_keys(anim) for anim in anims]
+    parts = split_all(anims)
     for p in parts:
         warnings.extend(p.warnings)
     ticks, rotations = refine_all(parts, max_step)
@@ -322,7 +323,7 @@ def channels_of(sampled: list[SampledAnimation]) -> list[Channels]:
                 np.matmul(side[0] @ local_t[part], side[1], out=basis[part])
         known = (np.repeat(side_ok, counts) & uniform & sized)[slow]
         loc[slow], quat[slow], scale[slow] = decompose(basis, known)
-    quat = segment_continuous(Segments(quat, bounds[:-1], counts))
+    quat = segment_continuous(Segments(quat, bounds[:-1], counts), copy=False)
     out = []
     for k, s in enumerate(sampled):
         part = slice(bounds[k], bounds[k + 1])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..rig.rig_math import quat_angle, row_decompose, slerp
+from ..rig.rig_math import quat_angle, quat_dot, quat_norm, row_decompose, slerp
 from .key_sampling import KeyParts, LocalSamples
 from .position_spline import hermite_segments
 
@@ -48,17 +48,18 @@ class Segments:
         return np.split(values, self.start[1:]) if len(self.count) else []
 
 
-def segment_continuous(q: Segments) -> np.ndarray:
+def segment_continuous(q: Segments, copy: bool = True) -> np.ndarray:
     """:func:`.rig_math.make_continuous` of every track: signs flipped within each track so
-    consecutive quaternions share a hemisphere; each track's first quaternion kept."""
+    consecutive quaternions share a hemisphere; each track's first quaternion kept.
+    ``copy=False``: ``q.values`` itself when nothing flips (for callers that only read it)."""
     v = q.values
     if not len(v):
-        return v.copy()
+        return v.copy() if copy else v
     flips = np.zeros(len(v), dtype=np.int64)
-    flips[1:] = np.sum(v[1:] * v[:-1], axis=-1) < 0.0
+    flips[1:] = quat_dot(v[1:], v[:-1]) < 0.0
     flips[q.start[q.count > 0]] = 0
     if not flips.any():  # already continuous (the usual case): every sign +1
-        return v.copy()
+        return v.copy() if copy else v
     total = np.cumsum(flips)
     within = total - total[q.start][q.owner()]
     sign = np.where(within % 2 == 1, -1.0, 1.0)
@@ -95,7 +96,7 @@ def lookup(keys: Segments, at: Segments) -> Lookup:
 
 def slerp_at(times: Segments, quats: Segments, at: Segments) -> np.ndarray:
     """:func:`.key_sampling._slerp_at` of every track: (m, 4) at the queries."""
-    q = segment_continuous(quats)
+    q = segment_continuous(quats, copy=False)  # only read
     found = lookup(times, at)
     lo, hi = found.lo, found.hi
     span = times.values[hi] - times.values[lo]
@@ -109,12 +110,12 @@ def slerp_at(times: Segments, quats: Segments, at: Segments) -> np.ndarray:
 def lerp_at(times: Segments, values: Segments, at: Segments) -> np.ndarray:
     """``np.interp`` per track and component (its formula: the key's value at or outside the
     ends and on a key, else ``slope * (t - t_j) + y_j``); (m, c)."""
-    found = lookup(times, at)
-    x = at.values
     tk, yk = times.values, values.values
     owner = at.owner()
     if np.all(times.count == 1):  # one key a track (a constant scale): that key everywhere
         return yk[times.start[owner]]
+    found = lookup(times, at)
+    x = at.values
     first = times.start[owner]
     last = first + times.count[owner] - 1
     j, hi = found.lo, found.hi  # np.interp's j: the key at or before x (if any before last)
@@ -178,10 +179,13 @@ def at_keys(
     if not np.any(same):
         return sample(times, values, at)
     if sample is slerp_at:
-        keyed = segment_continuous(values)
-        norm = np.linalg.norm(keyed, axis=-1, keepdims=True)
-        alone = np.repeat(times.count == 1, times.count)
-        keyed = np.where(alone[:, None], keyed, keyed / norm)
+        keyed = segment_continuous(values, copy=False)  # read only: a new array below
+        norm = quat_norm(keyed)[:, None]
+        if np.any(times.count == 1):
+            alone = np.repeat(times.count == 1, times.count)
+            keyed = np.where(alone[:, None], keyed, keyed / norm)
+        else:
+            keyed = keyed / norm
     elif sample is lerp_at:
         keyed = values.values
     else:
@@ -298,15 +302,34 @@ def _track_times(parts: list[KeyParts]) -> Segments:
     has them as they are (split_keys left them sorted and distinct); the others get their
     union, all at once."""
     arrays: list[np.ndarray] = []
-    merge: dict[int, np.ndarray] = {}
+    keyed_of: list[list[np.ndarray]] = []
+    same: list[tuple[int, np.ndarray, np.ndarray]] = []  # (track, first times, as long)
+    check: list[tuple[int, np.ndarray, np.ndarray]] = []
     for i, p in enumerate(parts):
         keyed = [k[0] for k in (p.pos, p.rot, p.scale) if k is not None]
         one = keyed[0] if keyed else np.zeros(0)
-        if all(k is one or _holds(one, k) for k in keyed[1:]):
-            arrays.append(one)
-        else:
-            arrays.append(one)
-            merge[i] = np.concatenate(keyed)
+        arrays.append(one)
+        keyed_of.append(keyed)
+        for k in keyed[1:]:
+            if k is one:
+                continue
+            if len(k) == len(one):
+                same.append((i, one, k))
+            elif len(k) == 1 and (k[0] == one[0] or k[0] == one[-1]):
+                continue  # one key at an end of the first part's (a constant scale)
+            else:
+                check.append((i, one, k))
+    if same:  # parts keyed at equal times (the usual case): compared all at once
+        equal = np.concatenate([s[1] for s in same]) == np.concatenate([s[2] for s in same])
+        if not equal.all():
+            lengths = np.array([len(s[1]) for s in same], dtype=np.int64)
+            pair = np.repeat(np.arange(len(same)), lengths)
+            check.extend(same[n] for n in np.unique(pair[~equal]).tolist())
+    merge: dict[int, np.ndarray] = {}
+    for i, one, k in check:
+        if i not in merge and not _holds(one, k):
+            merge[i] = np.concatenate(keyed_of[i])
+    merge = dict(sorted(merge.items()))
     if merge:
         union = _union(list(merge.values()))
         for i, t in zip(merge, union.split(union.values), strict=True):

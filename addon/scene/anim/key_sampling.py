@@ -11,12 +11,21 @@ spans get extra samples (``max_step``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...xfile.views.model import AnimationData
-from ..rig.rig_math import decompose, make_continuous, quat_angle, row_compose, row_decompose, slerp
+from ..rig.rig_math import (
+    decompose,
+    make_continuous,
+    quat_angle,
+    quat_norm,
+    row_compose,
+    row_decompose,
+    slerp,
+)
 from . import position_spline
 
 # Angle between samples below which nlerp stays within ~1e-5 rad of slerp.
@@ -86,6 +95,68 @@ def split_keys(anim: AnimationData) -> KeyParts:
             pos, rot, scale = row_decompose(values.reshape(-1, 4, 4))
             parts.pos, parts.rot, parts.scale = (times, pos), (times, rot), (times, scale)
     return parts
+
+
+_PARTS = {0: ("rot", 4), 1: ("scale", 3), 2: ("pos", 3)}
+
+
+def split_all(anims: list[AnimationData]) -> list[KeyParts]:
+    """:func:`split_keys` of every animation; the keys of all tracks checked in one pass
+    when they are what files hold (rotation, scale and position keys, sorted, distinct,
+    finite, no zero quaternion), else track by track. Equal results either way."""
+    tracks = [track for anim in anims for track in anim.tracks]
+    for track in tracks:
+        part = _PARTS.get(track.key_type)
+        times, values = track.times, track.values
+        if (
+            part is None
+            or not isinstance(times, np.ndarray)
+            or not isinstance(values, np.ndarray)
+            or times.dtype != np.float64
+            or values.dtype != np.float64
+            or times.ndim != 1
+            or values.shape != (len(times), part[1])
+        ):
+            return [split_keys(anim) for anim in anims]
+    if not tracks:
+        return [KeyParts() for _ in anims]
+    count = np.array([len(t.times) for t in tracks], dtype=np.int64)
+    start = np.cumsum(count) - count
+    times = np.concatenate([t.times for t in tracks])
+    first = np.zeros(len(times), dtype=bool)
+    first[start[count > 0]] = True  # a track's first key need not follow the previous track's
+    if not (np.isfinite(times).all() and ((times[1:] > times[:-1]) | first[1:]).all()):
+        return [split_keys(anim) for anim in anims]
+    rot = [i for i, t in enumerate(tracks) if t.key_type == 0]
+    # a sum or norm is finite only if every value is (overflow just takes the slow path)
+    if not math.isfinite(sum(float(t.values.sum()) for t in tracks if t.key_type != 0)):
+        return [split_keys(anim) for anim in anims]
+    unit = np.zeros((0, 4))
+    if rot:
+        quats = np.concatenate([tracks[i].values for i in rot])
+        norm = quat_norm(quats)  # np.linalg.norm's, bit for bit
+        if not ((norm > 1e-12) & (norm < np.inf)).all():
+            return [split_keys(anim) for anim in anims]
+        unit = quats / norm[:, None]
+    at = np.zeros(len(tracks), dtype=np.int64)  # each rotation track's first row in ``unit``
+    at[rot] = np.cumsum(count[rot]) - count[rot]
+    out = []
+    index = 0
+    for anim in anims:
+        parts = KeyParts()
+        for track in anim.tracks:
+            n = int(count[index])
+            if n:
+                if track.key_type == 0:
+                    a = int(at[index])
+                    parts.rot = (track.times, unit[a : a + n])
+                elif track.key_type == 1:
+                    parts.scale = (track.times, track.values)
+                else:
+                    parts.pos = (track.times, track.values)
+            index += 1
+        out.append(parts)
+    return out
 
 
 def _lerp(times: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -185,10 +256,12 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
     Only a common rate counts (keys every 4800 ticks at 4800 ticks/s mean sparse keys, not a
     1 fps animation); None otherwise.
     """
-    gaps = [np.diff(_distinct(t)) for t in all_times if len(t) > 1]
-    if not gaps:
-        return None
-    steps = np.concatenate(gaps)
+    steps = _sorted_gaps([np.asarray(t) for t in all_times if len(t) > 1])
+    if steps is None:
+        gaps = [np.diff(_distinct(t)) for t in all_times if len(t) > 1]
+        if not gaps:
+            return None
+        steps = np.concatenate(gaps)
     if np.any(np.abs(steps - np.rint(steps)) > 1e-6):
         return None
     step = int(np.gcd.reduce(np.rint(steps).astype(np.int64)))
@@ -196,6 +269,19 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         return None
     rate = ticks_per_second / step
     return float(rate) if any(abs(rate - r) < 1e-9 for r in COMMON_RATES) else None
+
+
+def _sorted_gaps(arrays: list[np.ndarray]) -> np.ndarray | None:
+    """Every array's ``np.diff`` joined, in one pass when all are strictly increasing float
+    times (what files hold); None otherwise (or when there are none)."""
+    if not arrays or not all(t.ndim == 1 and t.dtype.kind == "f" for t in arrays):
+        return None
+    cat = np.concatenate(arrays)
+    inner = np.ones(len(cat) - 1, dtype=bool)  # pairs within one array
+    inner[np.cumsum([len(t) for t in arrays])[:-1] - 1] = False
+    if not (cat[1:] > cat[:-1])[inner].all():
+        return None
+    return np.diff(cat)[inner]
 
 
 def _distinct(times: np.ndarray) -> np.ndarray:

@@ -78,12 +78,35 @@ def mat3_to_quat(m: np.ndarray) -> np.ndarray:
     return np.where(q[..., :1] < 0.0, -q, q)
 
 
+def quat_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.sum(a * b, axis=-1)`` of (..., 4) stacks: the same left-to-right sum, a pass a
+    component (about twice as fast as a reduction over the short axis); a zero sum may keep
+    the -0 that ``np.sum`` turns into +0 (callers compare it or take its absolute value)."""
+    return (
+        a[..., 0] * b[..., 0]
+        + a[..., 1] * b[..., 1]
+        + a[..., 2] * b[..., 2]
+        + a[..., 3] * b[..., 3]
+    )
+
+
+def quat_norm(q: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(q, axis=-1)`` of (..., 4) stacks, bit for bit (the same sum of
+    squares, which are never -0), a pass a component."""
+    return np.sqrt(
+        q[..., 0] * q[..., 0]
+        + q[..., 1] * q[..., 1]
+        + q[..., 2] * q[..., 2]
+        + q[..., 3] * q[..., 3]
+    )
+
+
 def slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Spherical interpolation along the short arc, batched over leading axes."""
     q0 = np.asarray(q0, dtype=np.float64)
     q1 = np.asarray(q1, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)[..., None]
-    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
+    dot = quat_dot(q0, q1)[..., None]
     q1 = np.where(dot < 0.0, -q1, q1)
     dot = np.abs(dot)
     theta = np.arccos(np.clip(dot, -1.0, 1.0))
@@ -93,12 +116,12 @@ def slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:
     a = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     b = np.where(small, t, np.sin(t * theta) / safe)
     out = a * q0 + b * q1
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+    return out / quat_norm(out)[..., None]
 
 
 def quat_angle(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
     """Rotation angle (radians, 0..pi) between two stacks of unit quaternions."""
-    dot = np.abs(np.sum(np.asarray(q0) * np.asarray(q1), axis=-1))
+    dot = np.abs(quat_dot(np.asarray(q0), np.asarray(q1)))
     return 2.0 * np.arccos(np.clip(dot, 0.0, 1.0))
 
 
