@@ -55,7 +55,7 @@ def test_an_error_at_write_keeps_the_old_file(
         def __exit__(self, *exc: object) -> None:
             self.handle.close()  # type: ignore[attr-defined]
 
-        def writelines(self, parts: object) -> None:
+        def write(self, data: object) -> None:
             self.handle.write(b"xof 0303txt 0032 partial")  # type: ignore[attr-defined]
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -66,6 +66,32 @@ def test_an_error_at_write_keeps_the_old_file(
     assert str(target) in message and os.strerror(errno.ENOSPC) in message
     assert target.read_bytes() == before  # the previous file, whole
     assert _leftovers(tmp_path, "model.x") == []  # no temporary file left
+
+
+def test_a_piece_that_fails_to_spell_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # big arrays are spelled by threads while the first pieces are written: a failure in a
+    # later piece must still leave the previous file whole and no temporary file behind
+    from addon.xfile.writer import text_digits
+
+    target = tmp_path / "model.x"
+    write_file(target, grid_doc(3), "txt")
+    before = target.read_bytes()
+    real_rows, calls = text_digits._rows, [0]
+
+    def failing(*args: object) -> object:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise MemoryError("spelling failed")
+        return real_rows(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(text_digits, "_rows", failing)
+    with pytest.raises(MemoryError):
+        write_file(target, grid_doc(200), "txt")  # 120k values: several steps, in threads
+    assert calls[0] >= 3
+    assert target.read_bytes() == before
+    assert _leftovers(tmp_path, "model.x") == []
 
 
 def test_a_new_file_gets_normal_permissions_and_a_replaced_one_keeps_its_own(
@@ -120,3 +146,15 @@ def test_a_full_disk_keeps_the_old_file(fmt: str, small_disk: Path) -> None:
     assert os.strerror(errno.ENOSPC) in str(caught.value)
     assert target.read_bytes() == before
     assert _leftovers(small_disk, "model.x") == []
+
+
+def test_pieces_spelled_ahead_give_the_joined_text(tmp_path: Path) -> None:
+    # the file written piece by piece (futures from the threads) is the one-piece text
+    from addon.xfile.writer import write
+
+    doc = grid_doc(200)
+    target = tmp_path / "model.x"
+    size = write_file(target, doc, "txt")
+    data = target.read_bytes()
+    assert size == len(data)
+    assert data == write(doc, "txt")

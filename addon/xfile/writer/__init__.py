@@ -19,6 +19,8 @@ from ..document import XDocument
 from ..errors import XFileError
 from .binary_encoder import binary_parts, encode_binary
 from .mszip_writer import compress
+from .pieces import Piece, piece_bytes, spelled_ahead
+from .text_digits import THREADS
 from .text_encoder import encode_text, text_parts
 
 FORMATS = ("txt", "bin", "tzip", "bzip")
@@ -76,20 +78,22 @@ def write_file(
     error is an :class:`XFileError` that names the path and the cause.
     """
     fmt, bits, head = _choices(doc, fmt, float_bits)
-    parts: list[bytes | memoryview]
+    parts: list[Piece]
     if fmt == "txt":  # the pieces go to the file as they are: 100 MB are not joined first
-        parts = list(text_parts(doc, bits, head))
-    elif fmt == "bin":  # arrays go to the file from their own buffers
-        parts = binary_parts(doc, bits, head)
+        with spelled_ahead(THREADS):  # and each is written while the next ones are spelled
+            parts = list(text_parts(doc, bits, head))
+            return replace_file(path, parts)
+    if fmt == "bin":  # arrays go to the file from their own buffers
+        parts = list(binary_parts(doc, bits, head))
     else:
         parts = [write(doc, fmt, bits, level=level)]
-    replace_file(path, parts)
-    return sum(memoryview(p).nbytes for p in parts)
+    return replace_file(path, parts)
 
 
-def replace_file(path: str | os.PathLike[str], parts: Iterable[bytes | memoryview]) -> None:
-    """Write ``parts`` (bytes-like) to a temporary file beside ``path``, then rename it over
-    ``path``; on any failure the temporary file is removed and ``path`` is untouched."""
+def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
+    """Write ``parts`` (bytes-like, or futures of them) to a temporary file beside ``path``,
+    then rename it over ``path``; returns the bytes written. On any failure the temporary file
+    is removed and ``path`` is untouched."""
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
     try:
@@ -98,15 +102,22 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[bytes | memoryvie
         )
     except OSError as exc:
         raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+    written = 0
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.writelines(parts)
+            for part in parts:
+                data = piece_bytes(part)
+                handle.write(data)
+                written += memoryview(data).nbytes
         os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
-    except OSError as exc:
+    except BaseException as exc:  # a piece that failed to spell, too: no file left behind
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+        if isinstance(exc, OSError):
+            raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+        raise
+    return written
 
 
 def _cause(exc: OSError) -> str:

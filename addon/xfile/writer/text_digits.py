@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..allocation import settle_malloc
+from .pieces import Piece, pool_ahead
 
 #: values per vectorised step: keeps every temporary of a step in cache-sized arrays
 STEP = 1 << 14
@@ -391,7 +392,7 @@ def render(
     integer: np.ndarray | bool,
     suffix_ids: np.ndarray,
     suffixes: Sequence[str],
-) -> list[bytes]:
+) -> list[Piece]:
     """``values`` (flat) each followed by ``suffixes[suffix_ids[i]]``; ``integer`` says which
     values are written as integers (all, none, or a mask), the rest as float32. The text comes
     in pieces (one per step): joining 100 MB once more costs more than the file write."""
@@ -411,6 +412,9 @@ def render(
     starts = range(0, values.size, STEP)
     if len(starts) < 2 * THREADS or THREADS < 2:
         return [step(s) for s in starts]
+    ahead = pool_ahead()
+    if ahead is not None:  # futures: the caller writes each piece when it is done
+        return [ahead.submit(step, s) for s in starts]
     with ThreadPoolExecutor(THREADS) as pool:  # numpy lets go of the GIL inside each array op
         return list(pool.map(step, starts))
 

@@ -16,6 +16,7 @@ from ..document import Ragged, XDocument, XObject, XReference
 from ..errors import XFileError
 from ..templates import FLOAT, INT, STR, STRUCT, Layout, TemplateTable
 from .declarations import declarations, guid_text, template_text
+from .pieces import Piece, join_pieces
 from .record_form import record_items
 from .text_numbers import FLOAT_SPEC, float_text, format_list, format_ragged, format_rows
 
@@ -62,7 +63,7 @@ class TextEncoder:
         self.float_bits = float_bits
         self.spec = FLOAT_SPEC[float_bits]
         self.ragged_text: dict[
-            int, tuple[Ragged, list[bytes]]
+            int, tuple[Ragged, list[Piece]]
         ] = {}  # one Ragged used twice: one format
 
     def floats(self, values: Any) -> np.ndarray:
@@ -80,12 +81,12 @@ class TextEncoder:
 
     # -- values --------------------------------------------------------------------------
     def members(self, layout: Layout, values: dict[str, Any], where: str) -> bytes:
-        return b"".join(self.member_parts(layout, values, where))
+        return join_pieces(self.member_parts(layout, values, where))
 
-    def member_parts(self, layout: Layout, values: dict[str, Any], where: str) -> list[bytes]:
+    def member_parts(self, layout: Layout, values: dict[str, Any], where: str) -> list[Piece]:
         """The members' text in pieces (an object's body can be 100 MB: it is joined once, in
         the file)."""
-        parts: list[bytes] = []
+        parts: list[Piece] = []
         for m in layout.members:
             if m.name not in values:
                 raise XFileError(f"{where}: member {m.label} has no value")
@@ -98,7 +99,7 @@ class TextEncoder:
 
     def member(self, kind: int, dims: Any, sub: Layout | None, value: Any, label: str) -> bytes:
         if dims is not None:
-            return b"".join(self.array(kind, sub, value, label))
+            return join_pieces(self.array(kind, sub, value, label))
         if kind == INT:
             return b"%d;" % int(value)
         if kind == FLOAT:
@@ -108,7 +109,7 @@ class TextEncoder:
         assert sub is not None
         return self.members(sub, value, label) + b";"
 
-    def array(self, kind: int, sub: Layout | None, value: Any, label: str) -> list[bytes]:
+    def array(self, kind: int, sub: Layout | None, value: Any, label: str) -> list[Piece]:
         if kind == INT:
             return format_list(np.asarray(value), "%d", True)
         if kind == FLOAT:
@@ -149,12 +150,12 @@ class TextEncoder:
                 parts.append((quote(v) + ";").encode())
             else:
                 parts.append(
-                    b"".join(format_list(self.floats(v), self.spec, False, sep=FLOAT_COMMA))
+                    join_pieces(format_list(self.floats(v), self.spec, False, sep=FLOAT_COMMA))
                 )
         return b"\n".join(parts)
 
     # -- objects -------------------------------------------------------------------------
-    def obj(self, obj: XObject, depth: int, out: list[bytes]) -> None:
+    def obj(self, obj: XObject, depth: int, out: list[Piece]) -> None:
         pad = " " * depth
         head = f"{pad}{obj.template} {obj.name} {{\n" if obj.name else f"{pad}{obj.template} {{\n"
         out.append(head.encode())
@@ -186,13 +187,13 @@ def reference_text(ref: XReference) -> str:
 def encode_text(doc: XDocument, float_bits: int, head: bytes = b"") -> bytes:
     """The body of a text file (everything after the 16-byte header), after ``head`` (the
     header itself, so a big file is not copied once more to prepend it)."""
-    return b"".join(text_parts(doc, float_bits, head))
+    return join_pieces(text_parts(doc, float_bits, head))
 
 
-def text_parts(doc: XDocument, float_bits: int, head: bytes = b"") -> list[bytes]:
+def text_parts(doc: XDocument, float_bits: int, head: bytes = b"") -> list[Piece]:
     """:func:`encode_text` in pieces, for writing to a file without joining them first."""
     encoder = TextEncoder(doc, float_bits)
-    out: list[bytes] = [head, b"\n"]
+    out: list[Piece] = [head, b"\n"]
     for template in declarations(doc):
         out.append(template_text(template).encode())
     for item in doc.objects:

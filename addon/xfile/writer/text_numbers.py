@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .pieces import Piece
 from .text_digits import render
 
 #: values per ``%`` call: bounds the temporary Python objects of one call
@@ -66,7 +67,7 @@ def format_list(
     per_line: int = 8,
     last: str = ";",
     sep: str = ",",
-) -> list[bytes]:
+) -> list[Piece]:
     """A primitive array: values joined by ``sep`` (``,`` and a line break every
     ``per_line``), then ``last``. An empty array is ``last`` alone."""
     flat = np.asarray(flat).reshape(-1)
@@ -87,7 +88,7 @@ def format_list(
 
 def format_rows(
     rows: np.ndarray, specs: list[str], seps: list[str], integer: bool, last: str = ";"
-) -> list[bytes]:
+) -> list[Piece]:
     """A fixed-size struct array (one row per element): each leaf followed by its separator,
     elements joined by ``,`` and a line break, then ``last`` (``Vector``: ``x;y;z;,``)."""
     rows = np.asarray(rows)
@@ -113,7 +114,7 @@ def format_rows(
 
 def format_ragged(
     flat: np.ndarray, starts: np.ndarray, spec: str, integer: bool, last: str = ";"
-) -> list[bytes]:
+) -> list[Piece]:
     """``MeshFace``-like records ``[k, v1..vk]`` stored flat: ``k;v1,..,vk;`` joined by ``,``
     and a line break, then ``last``. Formats are built per distinct size, not per record."""
     flat = np.asarray(flat).reshape(-1)
@@ -145,7 +146,7 @@ def format_ragged(
 
 def _ragged_fast(
     flat: np.ndarray, starts: np.ndarray, sizes: np.ndarray, integer: bool, last: str
-) -> list[bytes]:
+) -> list[Piece]:
     # suffix ids: 0 ',' between values, 1 ';' after a count, 2 ';,\n' ends a record,
     # 3 ';;,\n' an empty record; 4 and 5 the same two ends for the array's last record
     ids = np.zeros(flat.size, dtype=np.int8)
