@@ -59,6 +59,17 @@ class BoxGrid:
         np.clip(ijk, 0, self.dims[k] - 1, out=ijk)
         return ijk
 
+    def _cells(self, p: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of the points inside the grid and their cells (``p``: float64 columns)."""
+        inside_grid = np.ones(len(p[0]), dtype=bool)
+        cell = np.zeros(len(p[0]), dtype=np.int64)
+        for k in range(3):
+            ijk = np.floor((p[k] - self.origin[k]) / self.size)
+            inside_grid &= (ijk >= 0) & (ijk < self.dims[k])
+            cell += np.clip(ijk, 0, self.dims[k] - 1).astype(np.int64) * self.stride[k]
+        ids = np.flatnonzero(inside_grid)
+        return ids, cell[ids]
+
     def query(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(point ids, box ids)`` (int64) of every point of ``points`` (``(N, 3)`` or wider
         rows, the first three columns read) inside every box, bounds included."""
@@ -66,14 +77,7 @@ class BoxGrid:
         if not self.count or not len(points):
             return empty, empty
         p = [np.ascontiguousarray(points[:, k], dtype=np.float64) for k in range(3)]
-        inside_grid = np.ones(len(points), dtype=bool)
-        cell = np.zeros(len(points), dtype=np.int64)
-        for k in range(3):
-            ijk = np.floor((p[k] - self.origin[k]) / self.size)
-            inside_grid &= (ijk >= 0) & (ijk < self.dims[k])
-            cell += np.clip(ijk, 0, self.dims[k] - 1).astype(np.int64) * self.stride[k]
-        ids = np.flatnonzero(inside_grid)
-        cell = cell[ids]
+        ids, cell = self._cells(p)
         n_in = self.counts[cell]
         total = int(n_in.sum())
         if not total:

@@ -42,14 +42,7 @@ class RecordGrid(BoxGrid):
         if not self.count or not len(points):
             return empty, empty
         p = [np.ascontiguousarray(points[:, k], dtype=np.float32) for k in range(3)]
-        inside_grid = np.ones(len(points), dtype=bool)
-        cell = np.zeros(len(points), dtype=np.int64)
-        for k in range(3):
-            ijk = np.floor((p[k].astype(np.float64) - self.origin[k]) / self.size)
-            inside_grid &= (ijk >= 0) & (ijk < self.dims[k])
-            cell += np.clip(ijk, 0, self.dims[k] - 1).astype(np.int64) * self.stride[k]
-        ids = np.flatnonzero(inside_grid)
-        cell = cell[ids]
+        ids, cell = self._cells([c.astype(np.float64) for c in p])
         n_in = self.counts[cell]
         total = int(n_in.sum())
         if not total:
