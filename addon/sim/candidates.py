@@ -71,11 +71,7 @@ class Candidates:
         self.queries += int(ids.size)
         self.slack2[ids] = np.square(slack, dtype=np.float32)
         if not full and self.count:
-            stale = np.zeros(int(max(self.point.max(), ids.max())) + 1, dtype=bool)
-            stale[ids] = True
-            keep = ~stale[self.point]
-            point = np.concatenate([self.point[keep], point])
-            tri = np.concatenate([self.tri[keep], tri])
+            point, tri = merged_pairs(self.point, self.tri, ids, point, tri)
         order = np.argsort(point, kind="stable")
         self.point = np.ascontiguousarray(point[order])
         self.tri = np.ascontiguousarray(tri[order])
@@ -87,6 +83,16 @@ class Candidates:
     def best(self, key: np.ndarray) -> np.ndarray:
         """Per point, the pair with the smallest finite ``key`` (first on ties): pair ids."""
         return best_of_runs(self.point, self.starts, self.group_sizes, key)
+
+
+def merged_pairs(
+    old_point: np.ndarray, old_tri: np.ndarray, ids: np.ndarray, point: np.ndarray, tri: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The kept pairs of the points not in ``ids``, then the new pairs (``ids``' own), unsorted."""
+    stale = np.zeros(int(max(old_point.max(), ids.max())) + 1, dtype=bool)
+    stale[ids] = True
+    keep = ~stale[old_point]
+    return np.concatenate([old_point[keep], point]), np.concatenate([old_tri[keep], tri])
 
 
 def point_runs(point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

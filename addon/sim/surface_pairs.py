@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .broad_phase import BoxGrid
-from .candidates import FULL_REBUILD_FRACTION, best_of_runs, point_runs
+from .candidates import FULL_REBUILD_FRACTION, best_of_runs, merged_pairs, point_runs
 
 Query = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 Anchor = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tris, weights) -> points (k, 3)
@@ -118,11 +118,7 @@ class AnchoredPairs:
         if has.size:
             self.anchor_at[ids[has]] = anchor(anchor_tri[has], anchor_w[has])
         if not full and self.count:
-            stale = np.zeros(int(max(self.point.max(), ids.max())) + 1, dtype=bool)
-            stale[ids] = True
-            keep = ~stale[self.point]
-            point = np.concatenate([self.point[keep], point])
-            tri = np.concatenate([self.tri[keep], tri])
+            point, tri = merged_pairs(self.point, self.tri, ids, point, tri)
         order = np.argsort(point, kind="stable")
         self.assign(point[order], tri[order])
 
