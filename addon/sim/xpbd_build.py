@@ -184,10 +184,12 @@ def coloured_groups(
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
+    # contiguous columns: a take from a strided one copies the whole column on every call
+    first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
     for members in colour_groups(pairs, inv_mass.size, by_stride):
         ends = np.empty(2 * members.size, dtype=np.intp)
-        np.take(pairs[:, 0], members, out=ends[: members.size])
-        np.take(pairs[:, 1], members, out=ends[members.size :])
+        np.take(first, members, out=ends[: members.size])
+        np.take(second, members, out=ends[members.size :])
         zeros = _same(0.0, members.size)  # apply_stiffness sets the values
         group = ConstraintGroup(
             mode=mode,
