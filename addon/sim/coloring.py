@@ -100,38 +100,41 @@ def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | No
     wide = stride == large
     if small != large and not np.all(wide | (stride == small)):
         return None
-    colour: np.ndarray | None = None
+    groups: list[np.ndarray] | None = None
     if small != large and large % small == 0:
         colour = low // small
         colour += ((1 - large // small) % 4) * (low // large)
         colour += 2 * wide
         colour &= 3
-        if not _one_per_point(low, low + stride, colour, point_count):
-            colour = None
-    if colour is None:
+        groups = _one_per_point(low, low + stride, colour, point_count)
+    if groups is None:
         colour = np.floor_divide(low, stride, out=stride)
         colour &= 1
         colour += 2 * wide
-        if not _one_per_point(low, None, colour, point_count):
-            return None  # a repeated pair: match instead
-    del low, wide, stride
-    groups = [np.flatnonzero(colour == c) for c in range(4)]
-    return [g for g in groups if g.size]
+        groups = _one_per_point(low, None, colour, point_count)
+    return groups  # None: a repeated pair, match instead
 
 
 def _one_per_point(
     low: np.ndarray, high: np.ndarray | None, colour: np.ndarray, point_count: int
-) -> bool:
-    """Whether no point has two springs of one colour (of 4) at its ``low`` ends (and at its
-    ``high`` ends too, when given)."""
-    slot = low * 4
-    slot += colour
-    if high is not None:
-        other = high * 4
-        other += colour
-        slot = np.concatenate([slot, other])
-        del other
-    return int(np.bincount(slot, minlength=4 * point_count).max()) <= 1
+) -> list[np.ndarray] | None:
+    """The springs of each colour (of 4; ascending, empty colours left out) when no point
+    has two springs of one colour at its ``low`` ends (and at its ``high`` ends too, when
+    given), else None. A colour's ends are distinct when marking them marks as many points."""
+    order = np.argsort(colour.astype(np.uint8), kind="stable")  # a radix sort: 8-bit keys
+    counts = np.bincount(colour, minlength=4)
+    groups = [g for g in np.split(order, np.cumsum(counts)[:-1]) if g.size]
+    mark = np.zeros(max(point_count, 1), dtype=bool)
+    for members in groups:
+        mark[:] = False
+        np.put(mark, np.take(low, members), True)
+        ends = members.size
+        if high is not None:
+            np.put(mark, np.take(high, members), True)
+            ends *= 2
+        if np.count_nonzero(mark) != ends:
+            return None
+    return groups
 
 
 # A tail larger than this fraction of the springs is left alone (the walk is Python, per step)
@@ -238,14 +241,16 @@ def reversed_bits(count: int, dtype: type = np.int64) -> tuple[np.ndarray, int]:
     distinct: they rank the indices as ``bit_reversed_ranks`` does.
     """
     bits = max(int(count - 1).bit_length(), 1)
-    ids: np.ndarray = np.arange(count, dtype=dtype)
-    out: np.ndarray = np.zeros(count, dtype=dtype)
-    table: np.ndarray = _REVERSED_BYTES.astype(dtype)
-    for low in range(0, bits, 8):  # a byte at a time through a table of reversed bytes
-        width = min(8, bits - low)
-        byte = (ids >> low) & ((1 << width) - 1)
-        out |= np.take(table >> (8 - width), byte) << (bits - low - width)
-    return out, 1 << bits
+    # reversed in k bits, the numbers below 2 ** k are those in k - 1 bits doubled, then
+    # the same plus one (the top bit read backwards is the lowest): k doublings
+    out: np.ndarray = np.zeros(1 << bits, dtype=dtype)
+    size = 1
+    for _ in range(bits):
+        half = out[:size]
+        half *= 2
+        np.add(half, 1, out=out[size : 2 * size])
+        size *= 2
+    return out[:count], 1 << bits
 
 
 def bit_reversed_ranks(count: int) -> np.ndarray:
@@ -257,5 +262,3 @@ def bit_reversed_ranks(count: int) -> np.ndarray:
     present[values] = 1
     return np.cumsum(present)[values] - 1
 
-
-_REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)

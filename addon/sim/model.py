@@ -36,11 +36,16 @@ def _per_point(values: np.ndarray | None, count: int, name: str, warnings: list[
 def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """``|points[j] - points[i]|`` per pair, one coordinate column at a time."""
     total = np.zeros(pairs.shape[0], dtype=np.float64)
+    first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    d = np.empty_like(total)
+    other = np.empty_like(total)
     for axis in range(3):
         column = np.ascontiguousarray(points[:, axis])
-        d = np.take(column, pairs[:, 1]) - np.take(column, pairs[:, 0])
-        total += d * d
-    return np.sqrt(total)
+        np.take(column, second, out=d)
+        d -= np.take(column, first, out=other)
+        d *= d
+        total += d
+    return np.sqrt(total, out=total)
 
 
 def _faces(

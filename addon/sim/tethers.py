@@ -48,9 +48,9 @@ def components(springs: np.ndarray, n: int) -> np.ndarray:
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
     if not pairs.size:
         return label
-    a, b = pairs[:, 0], pairs[:, 1]
+    a, b = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
     while True:
-        la, lb = label[a], label[b]
+        la, lb = np.take(label, a), np.take(label, b)
         low = np.minimum(la, lb)
         hooked = label.copy()
         np.minimum.at(hooked, la, low)

@@ -230,10 +230,15 @@ def _spring_groups(
 ) -> list[tuple[ConstraintGroup, GroupSource]]:
     """Bend (those with a span-2 limit as limited springs), shear, then structural groups."""
     springs, kinds = model.springs, model.kinds
-    movable = (inv_mass[springs[:, 0]] + inv_mass[springs[:, 1]]) > 0
+    movable = np.take(inv_mass, np.ascontiguousarray(springs[:, 0]))
+    movable += np.take(inv_mass, np.ascontiguousarray(springs[:, 1]))
+    movable = movable > 0
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-    stiffness = per_kind[kinds] * model.spring_stiffness_scale()
-    wanted = (stiffness > 0) | np.isfinite(bend_limit)  # limits work without bending
+    if np.all(model.stiffness_scale == 1.0):  # every spring's scale is 1: x * 1.0 is x
+        wanted = np.take(per_kind > 0, kinds)
+    else:
+        wanted = (per_kind[kinds] * model.spring_stiffness_scale()) > 0
+    wanted |= np.isfinite(bend_limit)  # limits work without bending
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
         ids = np.flatnonzero(movable & wanted & (kinds == kind))
