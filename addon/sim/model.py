@@ -37,12 +37,10 @@ def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """``|points[j] - points[i]|`` per pair, one coordinate column at a time."""
     total = np.zeros(pairs.shape[0], dtype=np.float64)
     first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
-    d = np.empty_like(total)
-    other = np.empty_like(total)
     for axis in range(3):
         column = np.ascontiguousarray(points[:, axis])
-        np.take(column, second, out=d)
-        d -= np.take(column, first, out=other)
+        d = column[second]
+        d -= column[first]
         d *= d
         total += d
     return np.sqrt(total, out=total)

@@ -48,9 +48,13 @@ def components(springs: np.ndarray, n: int) -> np.ndarray:
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
     if not pairs.size:
         return label
-    a, b = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    a, b = pairs[:, 0], pairs[:, 1]
     while True:
-        la, lb = np.take(label, a), np.take(label, b)
+        la, lb = label[a], label[b]
+        # every root is its own label, so a round changes nothing exactly when no spring
+        # joins two labels: seen here instead of by a round of hooking
+        if np.array_equal(la, lb):
+            return label
         low = np.minimum(la, lb)
         hooked = label.copy()
         np.minimum.at(hooked, la, low)
@@ -60,8 +64,6 @@ def components(springs: np.ndarray, n: int) -> np.ndarray:
             if np.array_equal(jumped, hooked):
                 break
             hooked = jumped
-        if np.array_equal(hooked, label):
-            return label
         label = hooked
 
 

@@ -186,22 +186,26 @@ def coloured_groups(
     by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
     # contiguous columns: a take from a strided one copies the whole column on every call
     first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    # converted once, taken per group (members are valid indices: "clip" takes no copy)
+    rest32 = rest.astype(np.float32)
+    limit32 = None if limit is None else limit.astype(np.float32)
+    ids32 = None if source.spring_ids is None else source.spring_ids.astype(np.int32)
     for members in colour_groups(pairs, inv_mass.size, by_stride):
         ends = np.empty(2 * members.size, dtype=np.intp)
-        np.take(first, members, out=ends[: members.size])
-        np.take(second, members, out=ends[members.size :])
+        np.take(first, members, out=ends[: members.size], mode="clip")
+        np.take(second, members, out=ends[members.size :], mode="clip")
         zeros = _same(0.0, members.size)  # apply_stiffness sets the values
         group = ConstraintGroup(
             mode=mode,
             ends=ends,
-            rest=np.take(rest, members).astype(np.float32),
+            rest=np.take(rest32, members),
             stiffness=zeros,
             inv_mass=inv_mass,
-            limit=None if limit is None else np.take(limit, members).astype(np.float32),
+            limit=None if limit32 is None else np.take(limit32, members),
             hard_stiffness=None if limit is None else zeros,
         )
         part = GroupSource(
-            None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
+            None if ids32 is None else np.take(ids32, members),
             None if source.pair_scale is None else _pick(source.pair_scale, members),
             (source.place[0], len(out)),
         )
@@ -335,10 +339,7 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
     if not settings.tethers:
         return []
     tethers = build_tethers(
-        model.rest_positions,
-        model.pinned,
-        model.springs[model.kinds != SpringKind.BEND],
-        k=settings.tether_pins,
+        model.rest_positions, model.pinned, _not_bend(model), k=settings.tether_pins
     )
     return share_work(
         [
@@ -346,6 +347,16 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
             for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
         ]
     )
+
+
+def _not_bend(model: ClothModel) -> np.ndarray:
+    """The model's springs other than bend ones, in order: a view when the bend springs
+    come last (as ``merge_with_kinds`` lists them), else a copy."""
+    bend = model.kinds == SpringKind.BEND
+    first = model.kinds.size - int(np.count_nonzero(bend))
+    if bend[first:].all():
+        return model.springs[:first]
+    return model.springs[~bend]
 
 
 def pair_scale(model: ClothModel, pairs: np.ndarray) -> np.ndarray:
