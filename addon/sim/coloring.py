@@ -47,8 +47,11 @@ def colour_groups(
         while candidates.size:
             # take/put, and one index list for the four compressions: cheaper than fancy
             # and boolean indexing
-            np.put(claim, a, none)  # reset only what this round touches (rounds shrink fast)
-            np.put(claim, b, none)
+            if 8 * candidates.size > point_count:  # a big round: one fill is cheaper
+                claim.fill(none)
+            else:  # reset only what this round touches (rounds shrink fast)
+                np.put(claim, a, none)
+                np.put(claim, b, none)
             np.minimum.at(claim, a, rank)
             np.minimum.at(claim, b, rank)
             chosen = np.take(claim, a) == rank
@@ -163,10 +166,13 @@ def _absorb_tail(pairs: np.ndarray, groups: list[np.ndarray], n: int) -> list[np
         return groups
     colour = np.full(pairs.shape[0], -1, dtype=np.int64)
     at_table = np.full((n, colours), -1, dtype=np.int64)  # the spring of each colour per point
+    at_flat = at_table.reshape(-1)
+    first, second = pairs[:, 0] * colours, pairs[:, 1] * colours
     for c, members in enumerate(kept):
         colour[members] = c
-        at_table[pairs[members, 0], c] = members
-        at_table[pairs[members, 1], c] = members
+        at_flat[first[members] + c] = members
+        at_flat[second[members] + c] = members
+    del first, second
     state = _Colouring(pairs, colour, at_table)
     budget = MAX_WALK_FACTOR * tail.size + min(n, MAX_WALK_POINTS)
     left: list[int] = []
