@@ -267,4 +267,3 @@ def bit_reversed_ranks(count: int) -> np.ndarray:
     present = np.zeros(top, dtype=np.int64)
     present[values] = 1
     return np.cumsum(present)[values] - 1
-

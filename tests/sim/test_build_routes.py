@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import coloring
+from addon.sim import coloring, work_state
 from addon.sim import springs as springs_module
 from addon.sim import tethers as tethers_module
-from addon.sim import work_state
 from addon.sim.coloring import colour_groups, reversed_bits, stride_colours
 from addon.sim.model import ClothModel, SpringKind, _lengths
 from addon.sim.springs import (
@@ -362,16 +361,16 @@ def test_components_match_the_old_rounds_and_a_union_find() -> None:
         got = tethers_module.components(pairs, n)
         assert np.array_equal(got, _old_components(pairs, n))
         parent = list(range(n))
-
-        def root(x: int) -> int:
-            while parent[x] != x:
-                x = parent[x]
-            return x
-
         for a, b in pairs.tolist():
-            ra, rb = root(a), root(b)
+            ra, rb = _root(parent, a), _root(parent, b)
             parent[max(ra, rb)] = min(ra, rb)
-        assert got.tolist() == [root(x) for x in range(n)]
+        assert got.tolist() == [_root(parent, x) for x in range(n)]
+
+
+def _root(parent: list[int], x: int) -> int:
+    while parent[x] != x:
+        x = parent[x]
+    return x
 
 
 def test_the_non_bend_springs_are_a_view_only_when_bend_springs_come_last() -> None:
