@@ -72,15 +72,22 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     lo = np.minimum(a, b)
     hi = np.maximum(a, b)
     keep = lo != hi
-    keys = np.unique(lo[keep] * n + hi[keep])
-    return _decode(keys, n)
+    if keep.all():  # no self-pair (faces without repeated corners): nothing to compress
+        keys = lo * n
+        keys += hi
+    else:
+        keys = lo[keep] * n + hi[keep]
+    del lo, hi, keep
+    return _decode(np.unique(keys), n)
 
 
 def _decode(keys: np.ndarray, n: int) -> np.ndarray:
     out = np.empty((keys.size, 2), dtype=np.int64)
     if n:
-        np.floor_divide(keys, n, out=out[:, 0])
-        np.remainder(keys, n, out=out[:, 1])
+        first = keys // n  # keys are non-negative: the remainder is keys - first * n
+        out[:, 0] = first
+        first *= n
+        np.subtract(keys, first, out=out[:, 1])
     return out
 
 
