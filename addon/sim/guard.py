@@ -24,15 +24,16 @@ def _finite(rows: np.ndarray) -> bool:
 class ExplosionGuard:
     def __init__(self, model: ClothModel, max_speed: float, max_stretch: float) -> None:
         free = ~model.pinned
-        first = np.ascontiguousarray(model.springs[:, 0], dtype=np.intp)
-        second = np.ascontiguousarray(model.springs[:, 1], dtype=np.intp)
-        watched = np.take(free, first)
-        watched |= np.take(free, second)
-        watched &= model.kinds == SpringKind.STRUCTURAL
-        rows = np.flatnonzero(watched)
-        self.a = np.take(first, rows)
-        self.b = np.take(second, rows)
-        rest = np.take(model.rest_lengths, rows)
+        structural = np.flatnonzero(model.kinds == SpringKind.STRUCTURAL)
+        ends = model.springs[structural]  # only these are looked at
+        first = np.ascontiguousarray(ends[:, 0], dtype=np.intp)
+        second = np.ascontiguousarray(ends[:, 1], dtype=np.intp)
+        del ends
+        watched = free[first]
+        watched |= free[second]
+        self.a = first[watched]
+        self.b = second[watched]
+        rest = model.rest_lengths[structural[watched]]
         typical = float(np.median(rest)) if rest.size else 0.0
         # zero-length rest springs are judged against the typical length instead
         self.inverse_limit_squared = 1.0 / ((max_stretch * np.maximum(rest, typical)) ** 2 + 1e-12)
