@@ -89,14 +89,32 @@ def _nearest_pins(
             best = np.argpartition(d2, take - 1, axis=1)[:, :take]
         else:
             best = np.broadcast_to(np.arange(p), (chunk.size, p))
-        best_d2 = np.take_along_axis(d2, best, axis=1)
-        order = np.argsort(best_d2, axis=1, kind="stable")
-        best = np.take_along_axis(best, order, axis=1)
-        best_d2 = np.take_along_axis(best_d2, order, axis=1)
+        if take == p == 2:  # two pins: the stable sort of each row is one comparison
+            best, best_d2 = _sorted_pairs(d2)
+        else:
+            best_d2 = np.take_along_axis(d2, best, axis=1)
+            order = np.argsort(best_d2, axis=1, kind="stable")
+            best = np.take_along_axis(best, order, axis=1)
+            best_d2 = np.take_along_axis(best_d2, order, axis=1)
         found = np.isfinite(best_d2)
         ids[start : start + chunk.size, :take] = np.where(found, pin_ids[best], -1)
         dist[start : start + chunk.size, :take] = np.sqrt(best_d2)
     return ids, dist
+
+
+def _sorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``(M, 2)`` ``d2``: the column order of a stable ascending sort (NaN last,
+    as ``np.argsort`` puts it) and the sorted values."""
+    first, second = d2[:, 0], d2[:, 1]
+    swap = second < first
+    swap |= np.isnan(first) & ~np.isnan(second)
+    order = np.zeros(d2.shape, dtype=np.intp)
+    order[:, 0] = swap
+    order[:, 1] = ~swap
+    values = np.empty_like(d2)
+    values[:, 0] = np.where(swap, second, first)
+    values[:, 1] = np.where(swap, first, second)
+    return order, values
 
 
 def build_tethers(

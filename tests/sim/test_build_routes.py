@@ -411,3 +411,32 @@ def test_a_prefix_check_probes_and_then_compares_everything() -> None:
     assert not work_state._starts_with(order, head)
     assert not work_state._starts_with(order, np.arange(1, 10))
     assert not work_state._starts_with(order[:5], np.arange(10))
+
+
+def test_two_pins_sort_as_the_stable_argsort() -> None:
+    rng = np.random.default_rng(6)
+    d2 = rng.integers(0, 4, (400, 2)).astype(np.float64)  # many ties
+    d2[rng.random((400, 2)) < 0.2] = np.inf
+    d2[rng.random((400, 2)) < 0.1] = np.nan
+    order, values = tethers_module._sorted_pairs(d2)
+    want = np.argsort(d2, axis=1, kind="stable")
+    assert np.array_equal(order, want)
+    assert np.array_equal(values, np.take_along_axis(d2, want, axis=1), equal_nan=True)
+
+
+def test_tethers_to_two_pins_match_the_sorted_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    positions, sizes, corners = quad_grid(30, 20)
+    edges = face_edges(sizes, corners)
+    pinned = np.zeros(600, dtype=bool)
+    pinned[[0, 29]] = True
+    got = tethers_module.build_tethers(positions, pinned, edges)
+    monkeypatch.setattr(tethers_module, "_sorted_pairs", _argsorted_pairs)
+    want = tethers_module.build_tethers(positions, pinned, edges)
+    for name in ("points", "pins", "lengths"):
+        for g, w in zip(getattr(got, name), getattr(want, name), strict=True):
+            assert np.array_equal(g, w)
+
+
+def _argsorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(d2, axis=1, kind="stable")
+    return order, np.take_along_axis(d2, order, axis=1)
