@@ -196,7 +196,7 @@ def _turns_bent(sizes: np.ndarray, verts: np.ndarray, positions: np.ndarray) -> 
     never the partner kept, masked or not (a most opposite partner that is a turn is too
     close to keep, and so is any other), and the turn lookup can be skipped. Corners with a
     non-negative dot product pass at once; the others are measured."""
-    if not verts.size or int(verts.max()) >= positions.shape[0]:
+    if not verts.size or int(verts.max()) >= positions.shape[0] or int(verts.min()) < 0:
         return False
     nxt = _next_corner(sizes)
     prv = np.empty_like(nxt)

@@ -247,24 +247,35 @@ def _spring_groups(
     for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
         ids = np.flatnonzero(movable & wanted & (kinds == kind))
         if kind == SpringKind.BEND:
-            limited = ids[np.isfinite(bend_limit[ids])]
-            ids = ids[~np.isfinite(bend_limit[ids])]
+            finite = np.isfinite(bend_limit[ids])
+            limited = ids[finite]
+            ids = ids[~finite]
             part = coloured_groups(
                 Mode.LIMITED_SPRING,
-                springs[limited],
-                model.rest_lengths[limited],
+                _rows(springs, limited),
+                _rows(model.rest_lengths, limited),
                 GroupSource(spring_ids=limited, place=(STAGE_LIMITED_BEND, 0)),
                 inv_mass,
-                bend_limit[limited],
+                _rows(bend_limit, limited),
             )
             _every_other(part, phase=1)  # with the span-4 limiters
             out += part
         source = GroupSource(ids, place=(STAGE_SPRINGS + int(SpringKind.BEND - kind), 0))
-        part = coloured_groups(Mode.SPRING, springs[ids], model.rest_lengths[ids], source, inv_mass)
+        part = coloured_groups(
+            Mode.SPRING, _rows(springs, ids), _rows(model.rest_lengths, ids), source, inv_mass
+        )
         if kind == SpringKind.SHEAR:
             _every_other(part, phase=0)
         out += part
     return out
+
+
+def _rows(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[ids]`` for ascending distinct ``ids``: a view when they are one run (a kind's
+    springs all solved, as ``merge_with_kinds`` lists them), else a copy."""
+    if ids.size and int(ids[-1]) - int(ids[0]) + 1 == ids.size:
+        return values[int(ids[0]) : int(ids[-1]) + 1]
+    return values[ids]
 
 
 def build_groups(

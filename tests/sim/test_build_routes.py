@@ -440,3 +440,14 @@ def test_tethers_to_two_pins_match_the_sorted_route(monkeypatch: pytest.MonkeyPa
 def _argsorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(d2, axis=1, kind="stable")
     return order, np.take_along_axis(d2, order, axis=1)
+
+
+def test_rows_of_one_run_are_a_view_of_the_same_values() -> None:
+    from addon.sim.xpbd_build import _rows
+
+    values = np.arange(40).reshape(20, 2)
+    for ids in (np.arange(3, 11), np.array([2, 3, 5]), np.arange(0), np.array([7])):
+        got = _rows(values, ids)
+        assert np.array_equal(got, values[ids])
+        run = ids.size > 0 and ids[-1] - ids[0] + 1 == ids.size
+        assert np.shares_memory(got, values) == run
