@@ -106,7 +106,7 @@ def _without(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarra
     if all(not e.size or (int(e.min()) >= 0 and int(e.max()) < n) for e in parts):
         has = np.zeros(max(n, 1), dtype=bool)
         for e in parts:
-            np.put(has, np.abs(e[:, 1] - e[:, 0]), True)
+            has[np.abs(e[:, 1] - e[:, 0])] = True
         maybe = np.take(has, pairs[:, 1] - pairs[:, 0])
         if not maybe.any():
             return pairs
@@ -425,5 +425,5 @@ def _distinct_parts(keys: np.ndarray, stride: np.ndarray, sizes: list[int], n: i
         start += size
         if not np.all(part[1:] > part[:-1]) or np.take(seen, part_stride).any():
             return False
-        np.put(seen, part_stride, True)
+        seen[part_stride] = True
     return True
