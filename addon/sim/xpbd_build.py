@@ -319,8 +319,8 @@ def apply_stiffness(
     Without paint (every scale 1) a group's constants are one number seen as an array
     (``np.broadcast_to``): the same values, no memory per constraint."""
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-    scale = model.spring_stiffness_scale()
     uniform = bool(np.all(model.stiffness_scale == 1.0))
+    scale: np.ndarray | None = None  # per spring, made when first needed (not without paint)
     for group, source in zip(groups, sources, strict=True):
         size = group.size
         if source.spring_ids is not None:
@@ -330,6 +330,8 @@ def apply_stiffness(
                 if group.hard_stiffness is not None:
                     group.hard_stiffness = _same(settings.stiffness, size)
                 continue
+            if scale is None:
+                scale = model.spring_stiffness_scale()
             group.stiffness = per_kind[model.kinds[ids]] * scale[ids]
             if group.hard_stiffness is not None:
                 group.hard_stiffness = settings.stiffness * scale[ids]
