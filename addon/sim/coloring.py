@@ -20,19 +20,25 @@ import numpy as np
 
 
 def colour_groups(
-    springs: np.ndarray, point_count: int, by_stride: bool = False
+    springs: np.ndarray,
+    point_count: int,
+    by_stride: bool = False,
+    columns: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """Spring indices per colour, each sorted ascending; together they cover every spring.
-    ``by_stride``: try ``stride_colours`` first."""
+    ``by_stride``: try ``stride_colours`` first. ``columns``: the springs' two ends as
+    contiguous intp arrays, when the caller has them (else copied from ``springs``)."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
-    strided = stride_colours(pairs, point_count) if by_stride else None
+    index = np.intp  # numpy converts any other index type on every fancy index
+    if columns is None:
+        columns = pairs[:, 0].astype(index), pairs[:, 1].astype(index)
+    first, second = columns
+    strided = stride_colours(pairs, point_count, columns) if by_stride else None
     if strided is not None:
         return strided
     count = pairs.shape[0]
-    index = np.intp  # numpy converts any other index type on every fancy index
     groups: list[np.ndarray] = []
     remaining = np.arange(count, dtype=index)
-    first, second = pairs[:, 0].astype(index), pairs[:, 1].astype(index)
     # the reversed numbers themselves rank the springs (only their order matters), with
     # ``none`` above them all for a point no candidate claims
     priority, none = reversed_bits(count, index)
@@ -42,8 +48,11 @@ def colour_groups(
         used[:] = False
         parts: list[np.ndarray] = []
         candidates = remaining
-        a, b = np.take(first, candidates), np.take(second, candidates)
-        rank = np.take(priority, candidates)
+        if candidates.size == count:  # the first colour: every spring, in order (read only)
+            a, b, rank = first, second, priority
+        else:
+            a, b = np.take(first, candidates), np.take(second, candidates)
+            rank = np.take(priority, candidates)
         while candidates.size:
             # take, index setting (np.put with one value is slower), and one index list for
             # the four compressions: cheaper than fancy and boolean indexing
@@ -79,7 +88,9 @@ def colour_groups(
     return groups
 
 
-def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | None:
+def stride_colours(
+    pairs: np.ndarray, point_count: int, columns: tuple[np.ndarray, np.ndarray] | None = None
+) -> list[np.ndarray] | None:
     """Colours from the strides ``d = b - a`` (``a < b``) when they take at most two values
     (a row-major grid's limiters of one level: along rows and along columns), or None.
 
@@ -90,12 +101,14 @@ def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | No
     with ``c = 1 - k`` is tried first: on a grid it steps by one along rows and columns both,
     so a point's four springs get four colours, each colour holding both directions (diagonal
     stripes; one direction per colour lets the cloth stretch more, tests/bench/README.md).
-    It holds only where a row's springs stay within a row: checked at both ends."""
+    It holds only where a row's springs stay within a row: checked at both ends.
+    ``columns``: the two ends as contiguous arrays, when the caller has them."""
     count = pairs.shape[0]
     if count == 0:
         return None
-    low = np.minimum(pairs[:, 0], pairs[:, 1])
-    stride = np.maximum(pairs[:, 0], pairs[:, 1])
+    first, second = columns if columns is not None else (pairs[:, 0], pairs[:, 1])
+    low = np.minimum(first, second)
+    stride = np.maximum(first, second)
     stride -= low
     small, large = int(stride.min()), int(stride.max())
     if small <= 0:

@@ -185,12 +185,13 @@ def coloured_groups(
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
     # contiguous columns: a take from a strided one copies the whole column on every call
-    first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+    first = np.ascontiguousarray(pairs[:, 0], dtype=np.intp)
+    second = np.ascontiguousarray(pairs[:, 1], dtype=np.intp)
     # converted once, taken per group (members are valid indices: "clip" takes no copy)
     rest32 = rest.astype(np.float32)
     limit32 = None if limit is None else limit.astype(np.float32)
     ids32 = None if source.spring_ids is None else source.spring_ids.astype(np.int32)
-    for members in colour_groups(pairs, inv_mass.size, by_stride):
+    for members in colour_groups(pairs, inv_mass.size, by_stride, (first, second)):
         ends = np.empty(2 * members.size, dtype=np.intp)
         np.take(first, members, out=ends[: members.size], mode="clip")
         np.take(second, members, out=ends[members.size :], mode="clip")
