@@ -46,6 +46,14 @@ def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return np.sqrt(total, out=total)
 
 
+def rows_of(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[ids]`` for ascending distinct ``ids``: a view when they are one run (as a
+    kind's springs are in the order ``merge_with_kinds`` gives), else a copy."""
+    if ids.size and int(ids[-1]) - int(ids[0]) + 1 == ids.size:
+        return values[int(ids[0]) : int(ids[-1]) + 1]
+    return values[ids]
+
+
 def _faces(
     sizes: np.ndarray | None, corners: np.ndarray | None, count: int, warnings: list[str]
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -77,12 +77,13 @@ def _nearest_pins(
     pin_pos = rest[pin_ids]
     pin_label = label[pin_ids]
     rows = max(1, CHUNK_ELEMENTS // max(p, 1))
+    columns = [np.ascontiguousarray(rest[:, axis]) for axis in range(3)]
     take = min(k, p)
     for start in range(0, m, rows):
         chunk = points[start : start + rows]
         d2 = np.zeros((chunk.size, p), dtype=np.float64)
         for axis in range(3):
-            diff = rest[chunk, axis][:, None] - pin_pos[None, :, axis]
+            diff = columns[axis][chunk][:, None] - pin_pos[None, :, axis]
             d2 += diff * diff
         d2[label[chunk][:, None] != pin_label[None, :]] = np.inf
         if take < p:

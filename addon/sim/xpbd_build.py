@@ -24,7 +24,7 @@ import numpy as np
 from .coloring import colour_groups
 from .constraint_pass import ConstraintGroup, Mode
 from .limiters import limiter_levels
-from .model import ClothModel, SpringKind
+from .model import ClothModel, SpringKind, rows_of
 from .settings import SimSettings
 from .tethers import TetherSlot, build_tethers, share_work
 
@@ -253,30 +253,22 @@ def _spring_groups(
             ids = ids[~finite]
             part = coloured_groups(
                 Mode.LIMITED_SPRING,
-                _rows(springs, limited),
-                _rows(model.rest_lengths, limited),
+                rows_of(springs, limited),
+                rows_of(model.rest_lengths, limited),
                 GroupSource(spring_ids=limited, place=(STAGE_LIMITED_BEND, 0)),
                 inv_mass,
-                _rows(bend_limit, limited),
+                rows_of(bend_limit, limited),
             )
             _every_other(part, phase=1)  # with the span-4 limiters
             out += part
         source = GroupSource(ids, place=(STAGE_SPRINGS + int(SpringKind.BEND - kind), 0))
         part = coloured_groups(
-            Mode.SPRING, _rows(springs, ids), _rows(model.rest_lengths, ids), source, inv_mass
+            Mode.SPRING, rows_of(springs, ids), rows_of(model.rest_lengths, ids), source, inv_mass
         )
         if kind == SpringKind.SHEAR:
             _every_other(part, phase=0)
         out += part
     return out
-
-
-def _rows(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``values[ids]`` for ascending distinct ``ids``: a view when they are one run (a kind's
-    springs all solved, as ``merge_with_kinds`` lists them), else a copy."""
-    if ids.size and int(ids[-1]) - int(ids[0]) + 1 == ids.size:
-        return values[int(ids[0]) : int(ids[-1]) + 1]
-    return values[ids]
 
 
 def build_groups(

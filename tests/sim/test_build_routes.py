@@ -443,7 +443,7 @@ def _argsorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_rows_of_one_run_are_a_view_of_the_same_values() -> None:
-    from addon.sim.xpbd_build import _rows
+    from addon.sim.model import rows_of as _rows
 
     values = np.arange(40).reshape(20, 2)
     for ids in (np.arange(3, 11), np.array([2, 3, 5]), np.arange(0), np.array([7])):
