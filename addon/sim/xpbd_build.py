@@ -24,7 +24,7 @@ import numpy as np
 from .coloring import colour_groups
 from .constraint_pass import ConstraintGroup, Mode
 from .limiters import limiter_levels
-from .model import ClothModel, SpringKind
+from .model import ClothModel, SpringKind, rows_of
 from .settings import SimSettings
 from .tethers import TetherSlot, build_tethers, share_work
 
@@ -184,22 +184,29 @@ def coloured_groups(
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
-    for members in colour_groups(pairs, inv_mass.size, by_stride):
+    # contiguous columns: a take from a strided one copies the whole column on every call
+    first = np.ascontiguousarray(pairs[:, 0], dtype=np.intp)
+    second = np.ascontiguousarray(pairs[:, 1], dtype=np.intp)
+    # converted once, taken per group (members are valid indices: "clip" takes no copy)
+    rest32 = rest.astype(np.float32)
+    limit32 = None if limit is None else limit.astype(np.float32)
+    ids32 = None if source.spring_ids is None else source.spring_ids.astype(np.int32)
+    for members in colour_groups(pairs, inv_mass.size, by_stride, (first, second)):
         ends = np.empty(2 * members.size, dtype=np.intp)
-        np.take(pairs[:, 0], members, out=ends[: members.size])
-        np.take(pairs[:, 1], members, out=ends[members.size :])
+        np.take(first, members, out=ends[: members.size], mode="clip")
+        np.take(second, members, out=ends[members.size :], mode="clip")
         zeros = _same(0.0, members.size)  # apply_stiffness sets the values
         group = ConstraintGroup(
             mode=mode,
             ends=ends,
-            rest=np.take(rest, members).astype(np.float32),
+            rest=np.take(rest32, members),
             stiffness=zeros,
             inv_mass=inv_mass,
-            limit=None if limit is None else np.take(limit, members).astype(np.float32),
+            limit=None if limit32 is None else np.take(limit32, members),
             hard_stiffness=None if limit is None else zeros,
         )
         part = GroupSource(
-            None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
+            None if ids32 is None else np.take(ids32, members),
             None if source.pair_scale is None else _pick(source.pair_scale, members),
             (source.place[0], len(out)),
         )
@@ -228,28 +235,36 @@ def _spring_groups(
 ) -> list[tuple[ConstraintGroup, GroupSource]]:
     """Bend (those with a span-2 limit as limited springs), shear, then structural groups."""
     springs, kinds = model.springs, model.kinds
-    movable = (inv_mass[springs[:, 0]] + inv_mass[springs[:, 1]]) > 0
+    movable = np.take(inv_mass, np.ascontiguousarray(springs[:, 0]))
+    movable += np.take(inv_mass, np.ascontiguousarray(springs[:, 1]))
+    movable = movable > 0
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-    stiffness = per_kind[kinds] * model.spring_stiffness_scale()
-    wanted = (stiffness > 0) | np.isfinite(bend_limit)  # limits work without bending
+    if np.all(model.stiffness_scale == 1.0):  # every spring's scale is 1: x * 1.0 is x
+        wanted = np.take(per_kind > 0, kinds)
+    else:
+        wanted = (per_kind[kinds] * model.spring_stiffness_scale()) > 0
+    wanted |= np.isfinite(bend_limit)  # limits work without bending
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
         ids = np.flatnonzero(movable & wanted & (kinds == kind))
         if kind == SpringKind.BEND:
-            limited = ids[np.isfinite(bend_limit[ids])]
-            ids = ids[~np.isfinite(bend_limit[ids])]
+            finite = np.isfinite(bend_limit[ids])
+            limited = ids[finite]
+            ids = ids[~finite]
             part = coloured_groups(
                 Mode.LIMITED_SPRING,
-                springs[limited],
-                model.rest_lengths[limited],
+                rows_of(springs, limited),
+                rows_of(model.rest_lengths, limited),
                 GroupSource(spring_ids=limited, place=(STAGE_LIMITED_BEND, 0)),
                 inv_mass,
-                bend_limit[limited],
+                rows_of(bend_limit, limited),
             )
             _every_other(part, phase=1)  # with the span-4 limiters
             out += part
         source = GroupSource(ids, place=(STAGE_SPRINGS + int(SpringKind.BEND - kind), 0))
-        part = coloured_groups(Mode.SPRING, springs[ids], model.rest_lengths[ids], source, inv_mass)
+        part = coloured_groups(
+            Mode.SPRING, rows_of(springs, ids), rows_of(model.rest_lengths, ids), source, inv_mass
+        )
         if kind == SpringKind.SHEAR:
             _every_other(part, phase=0)
         out += part
@@ -297,8 +312,8 @@ def apply_stiffness(
     Without paint (every scale 1) a group's constants are one number seen as an array
     (``np.broadcast_to``): the same values, no memory per constraint."""
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-    scale = model.spring_stiffness_scale()
     uniform = bool(np.all(model.stiffness_scale == 1.0))
+    scale: np.ndarray | None = None  # per spring, made when first needed (not without paint)
     for group, source in zip(groups, sources, strict=True):
         size = group.size
         if source.spring_ids is not None:
@@ -308,6 +323,8 @@ def apply_stiffness(
                 if group.hard_stiffness is not None:
                     group.hard_stiffness = _same(settings.stiffness, size)
                 continue
+            if scale is None:
+                scale = model.spring_stiffness_scale()
             group.stiffness = per_kind[model.kinds[ids]] * scale[ids]
             if group.hard_stiffness is not None:
                 group.hard_stiffness = settings.stiffness * scale[ids]
@@ -328,10 +345,7 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
     if not settings.tethers:
         return []
     tethers = build_tethers(
-        model.rest_positions,
-        model.pinned,
-        model.springs[model.kinds != SpringKind.BEND],
-        k=settings.tether_pins,
+        model.rest_positions, model.pinned, _not_bend(model), k=settings.tether_pins
     )
     return share_work(
         [
@@ -339,6 +353,16 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
             for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
         ]
     )
+
+
+def _not_bend(model: ClothModel) -> np.ndarray:
+    """The model's springs other than bend ones, in order: a view when the bend springs
+    come last (as ``merge_with_kinds`` lists them), else a copy."""
+    bend = model.kinds == SpringKind.BEND
+    first = model.kinds.size - int(np.count_nonzero(bend))
+    if bend[first:].all():
+        return model.springs[:first]
+    return model.springs[~bend]
 
 
 def pair_scale(model: ClothModel, pairs: np.ndarray) -> np.ndarray:
