@@ -122,7 +122,7 @@ def limiter_sets(
     bend_limit = np.full(springs.shape[0], np.nan)
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
-        keys = _pair_keys(pairs, n)  # ascending: chain_pairs sorts its pairs
+        keys = _pair_keys(pairs, n)  # ascending: limiter_levels sorts its pairs
         hit = np.zeros(keys.size, dtype=bool)
         maybe = np.flatnonzero(np.take(spring_has, pairs[:, 1] - pairs[:, 0]))
         if sorted_keys.size and maybe.size:

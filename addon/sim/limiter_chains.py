@@ -1,0 +1,300 @@
+"""Stretch limiter chains by pointer doubling: every level from the one below by gathers.
+
+Every directed structural spring ``x = (a -> v)`` goes on into ``next(x) = (v -> b)``, ``b``
+the partner of ``v`` most opposite ``a`` (among its first few; turning less than 90
+degrees). Level ``k``'s chain from ``x`` is level ``k - 1``'s chain from ``x`` (level 0: the
+spring) followed by the one from the spring after its end, kept when both exist and their
+joint is straight enough (the cosine of the unit vectors from the joint to the two ends,
+as the former level-by-level search compared partners): ``2 ** k`` springs. Per chain a few
+arrays (the next chain's first spring, the end point, the summed limit ...) are gathered
+at the next chain, so no level sorts or compares directions again; the work goes in
+chunks whose arrays stay in cache (fresh memory is costly to touch, most at 1M points).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .neighbours import (
+    COLUMN_MAX_DEGREE,
+    Directed,
+    blocks,
+    dot_columns,
+    first_min,
+    first_min_columns,
+    pair_dots,
+)
+
+CHUNK = 1 << 15  # chains (or points) handled at a time
+
+
+def chain_levels(
+    pairs: np.ndarray,
+    lengths: np.ndarray,
+    positions: np.ndarray,
+    levels: int,
+    straight: float,
+    turn: float,
+    max_neighbours: int,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per level ``1 .. levels`` (stopping at the first empty one): the pairs ``(a < b)``
+    (unique, ascending) joined by a chain, not the same point at both ends, and the
+    smallest sum of limits along a chain joining them."""
+    n = int(positions.shape[0])
+    graph = springs_graph(pairs, n)
+    size = graph.src.size
+    columns = [np.ascontiguousarray(positions[:, axis], dtype=np.float64) for axis in range(3)]
+    follow, reverse = continuations(graph, columns, turn, max_neighbours)
+    index = graph.src.dtype
+    total = np.empty(size + 1)
+    half = size // 2
+    for lo in range(0, size, CHUNK):
+        part = graph.order[lo : lo + CHUNK]
+        np.take(lengths, np.where(part >= half, part - half, part), out=total[lo : lo + part.size])
+    total[size] = np.inf
+    valid = np.ones(size + 1, dtype=bool)
+    valid[size] = False
+    # per chain (one per directed spring; the entry E is the dead end, leading to itself):
+    # the next chain's first spring, the end point, the limit, whether it exists, and its
+    # last spring reversed (where its mirror starts)
+    state = Chains(follow, np.append(graph.dst, np.zeros(1, index)), total, valid, reverse)
+    src = graph.src
+    del graph, follow, reverse, total, valid
+    spare = Chains.empty_like(state)
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    for _ in range(levels):
+        for lo in range(0, size, CHUNK):
+            part = slice(lo, min(lo + CHUNK, size))
+            double(state, spare, src, columns, part, straight)
+        state, spare = spare, state
+        found = level_pairs(state, src, n)
+        if not found[0].size:
+            break
+        out.append(found)
+    return out
+
+
+def springs_graph(pairs: np.ndarray, n: int) -> Directed:
+    """``neighbours.directed(pairs, n)`` with int32 arrays where they fit, built in chunks."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    half = pairs.shape[0]
+    size = 2 * half
+    index = np.int32 if max(size, n) < (1 << 31) - 1 else np.int64
+    keys = np.empty(size, dtype=np.int64)
+    for lo in range(0, half, CHUNK):
+        hi = min(lo + CHUNK, half)
+        ids = np.arange(lo, hi, dtype=np.int64)
+        np.multiply(pairs[lo:hi, 0], size, out=keys[lo:hi])
+        keys[lo:hi] += ids
+        np.multiply(pairs[lo:hi, 1], size, out=keys[half + lo : half + hi])
+        keys[half + lo : half + hi] += ids + half
+    keys.sort()
+    src = np.empty(size, dtype=index)
+    order = np.empty(size, dtype=index)
+    dst = np.empty(size, dtype=index)
+    flat = pairs.reshape(-1)
+    for lo in range(0, size, CHUNK):
+        hi = min(lo + CHUNK, size)
+        s = keys[lo:hi] // size
+        p = keys[lo:hi] - s * size
+        src[lo:hi] = s
+        order[lo:hi] = p
+        # the doubled pair p: forward (p, 1) below half, backward (p - half, 0) above
+        back = p >= half
+        p *= 2
+        p += 1
+        p[back] -= 2 * half + 1
+        np.take(flat, p, out=dst[lo:hi])
+    del keys
+    start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=start[1:])
+    return Directed(src, dst, order, start, n)
+
+
+def _units(columns: list[np.ndarray], frm: np.ndarray, to: np.ndarray) -> list[np.ndarray]:
+    """Unit vectors ``frm -> to`` per axis, as ``neighbours.unit_directions`` computes them."""
+    out = [np.take(c, to) - np.take(c, frm) for c in columns]
+    norm = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+    np.maximum(norm, 1e-30, out=norm)
+    for axis in out:
+        axis /= norm
+    return out
+
+
+def continuations(
+    graph: Directed, columns: list[np.ndarray], turn: float, max_neighbours: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per directed pair ``x = (a -> v)``: the pair ``(v -> b)`` continuing it (``b`` most
+    opposite ``a``, their cosine at most ``turn``), or E (the pair count) where none does;
+    and each pair's reverse. Both ``(E + 1,)``, the entry E pointing to itself."""
+    assert graph.order is not None
+    size = graph.src.size
+    index = graph.src.dtype
+    opposite = np.full(size + 1, size, dtype=index)  # per (v -> a): the (v -> b) opposite
+    for block in blocks(graph):
+        width = min(block.degree, max_neighbours)
+        for lo in range(0, block.points.size, CHUNK):
+            points = block.points[lo : lo + CHUNK]
+            base = block.base[lo : lo + CHUNK]
+            if block.degree <= COLUMN_MAX_DEGREE:
+                ends = [graph.dst[base + j] for j in range(block.degree)]
+                vectors = [_units(columns, points, e) for e in ends]
+                slot, rows = _column_opposites(vectors, block.degree, width, turn)
+                at = base[rows[1]]
+                opposite[at + rows[0]] = at + slot[rows]
+                continue
+            edges = base[:, None] + np.arange(block.degree, dtype=np.int64)
+            local = np.array(_units(columns, graph.src[edges.ravel()], graph.dst[edges.ravel()]))
+            cos = pair_dots(local, np.arange(edges.size).reshape(edges.shape), width)
+            cos[:, np.arange(width), np.arange(width)] = np.inf
+            choice, choice_cos = first_min(cos)
+            keep = choice_cos <= turn
+            opposite[edges[keep]] = np.take_along_axis(edges[:, :width], choice, axis=1)[keep]
+    # the reverse of directed pair d is the other half of its input pair
+    place = np.empty(size, dtype=index)
+    place[graph.order] = np.arange(size, dtype=index)
+    reverse = np.empty(size + 1, dtype=index)
+    follow = np.empty(size + 1, dtype=index)
+    half = size // 2
+    for lo in range(0, size, CHUNK):
+        hi = min(lo + CHUNK, size)
+        other = graph.order[lo:hi] + half
+        other[other >= size] -= size
+        np.take(place, other, out=reverse[lo:hi])
+        np.take(opposite, reverse[lo:hi], out=follow[lo:hi])
+    reverse[size] = follow[size] = size
+    return follow, reverse
+
+
+def _column_opposites(
+    vectors: list[list[np.ndarray]], degree: int, width: int, straight: float
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Per slot ``(degree, V)`` the most opposite slot, and where it is straight enough."""
+    size = vectors[0][0].size
+    out, term = np.empty(size), np.empty(size)
+
+    def cosine(i: int, j: int) -> np.ndarray:
+        return dot_columns(vectors, i, j, out, term)
+
+    slot, best = first_min_columns(degree, width, size, cosine)
+    return slot, np.nonzero(best <= straight)
+
+
+@dataclass
+class Chains:
+    """One level's chains, ``(E + 1,)`` each (see ``chain_levels``)."""
+
+    jump: np.ndarray
+    end: np.ndarray
+    total: np.ndarray
+    valid: np.ndarray
+    back: np.ndarray
+
+    @staticmethod
+    def empty_like(other: Chains) -> Chains:
+        arrays = (other.jump, other.end, other.total, other.valid, other.back)
+        out = Chains(*(np.empty_like(a) for a in arrays))
+        size = other.jump.size - 1
+        out.jump[size] = out.back[size] = size
+        out.end[size] = 0
+        out.total[size] = np.inf
+        out.valid[size] = False
+        return out
+
+
+def double(
+    old: Chains,
+    new: Chains,
+    src: np.ndarray,
+    columns: list[np.ndarray],
+    part: slice,
+    straight: float,
+) -> None:
+    """``new`` for the chains ``part``: each chain of ``old`` followed by the one after it,
+    kept where the two turn straight enough at their joint."""
+    g = old.jump[part]
+    ok = np.take(old.valid, g, mode="clip")
+    ok &= old.valid[part]
+    end = np.take(old.end, g, out=new.end[part], mode="clip")
+    mid = old.end[part]
+    u = [np.take(c, src[part]) - np.take(c, mid) for c in columns]
+    w = [np.take(c, end) - np.take(c, mid) for c in columns]
+    ok &= _cosine(u, w) <= straight
+    new.valid[part] = ok
+    np.add(old.total[part], np.take(old.total, g, mode="clip"), out=new.total[part])
+    np.take(old.back, g, out=new.back[part], mode="clip")
+    np.take(old.jump, g, out=new.jump[part], mode="clip")
+
+
+def _cosine(u: list[np.ndarray], w: list[np.ndarray]) -> np.ndarray:
+    """The cosine between ``u`` and ``w`` (per axis lists), as ``unit_directions`` then
+    ``pair_dots`` compute it."""
+    for v in (u, w):
+        norm = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        np.maximum(norm, 1e-30, out=norm)
+        for axis in v:
+            axis /= norm
+    out = u[0] * w[0]
+    out += u[1] * w[1]
+    out += u[2] * w[2]
+    return out
+
+
+def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(a < b)`` (unique, ascending) of the valid chains, their smallest limits.
+    A chain from ``a`` to ``b < a`` whose mirror (from its last spring reversed) ends at
+    ``a`` with no larger limit is left to the mirror."""
+    size = src.size
+    key_parts: list[np.ndarray] = []
+    limit_parts: list[np.ndarray] = []
+    for lo in range(0, size, CHUNK):
+        part = slice(lo, min(lo + CHUNK, size))
+        a, b, total = src[part], chains.end[part], chains.total[part]
+        keep = chains.valid[part] & (a != b)
+        back = a > b
+        if back.any():
+            mirror = chains.back[part]
+            mirrored = np.take(chains.valid, mirror, mode="clip")
+            mirrored &= np.take(chains.end, mirror, mode="clip") == a
+            mirrored &= np.take(chains.total, mirror, mode="clip") <= total
+            mirrored &= back
+            keep &= ~mirrored
+        rows = np.flatnonzero(keep)
+        lo_end = np.minimum(a[rows], b[rows]).astype(np.int64)
+        lo_end *= n
+        lo_end += np.maximum(a[rows], b[rows])
+        key_parts.append(lo_end)
+        limit_parts.append(total[rows])
+    keys = np.concatenate(key_parts) if key_parts else np.empty(0, dtype=np.int64)
+    lim = np.concatenate(limit_parts) if limit_parts else np.empty(0)
+    del key_parts, limit_parts
+    if keys.size > 1 and not np.all(keys[1:] > keys[:-1]):
+        keys, lim = sorted_by_key(keys, lim, n)
+        first = np.ones(keys.size, dtype=bool)
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        if starts.size < keys.size:
+            lim = np.minimum.reduceat(lim, starts)
+            keys = keys[starts]
+    out = np.empty((keys.size, 2), dtype=np.int64)
+    np.floor_divide(keys, n, out=out[:, 0])
+    np.subtract(keys, out[:, 0] * n, out=out[:, 1])
+    return out, lim
+
+
+def sorted_by_key(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``keys`` (below ``n * n``) ascending and ``values`` in the same order (among equal keys
+    any order: the caller takes their minimum). With room in an int64, each key carries its
+    index in its low bits and one plain sort does it (twice as fast as an argsort)."""
+    shift = max(int(keys.size - 1).bit_length(), 1)
+    if (max(n, 1) ** 2) << shift >= 1 << 63:
+        order = np.argsort(keys)
+        return keys[order], values[order]
+    packed = keys << shift
+    packed |= np.arange(keys.size, dtype=np.int64)
+    packed.sort()
+    index = packed & ((1 << shift) - 1)
+    packed >>= shift
+    return packed, np.take(values, index)
