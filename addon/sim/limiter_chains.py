@@ -46,23 +46,19 @@ def chain_levels(
     graph = springs_graph(pairs, n)
     size = graph.src.size
     columns = [np.ascontiguousarray(positions[:, axis], dtype=np.float64) for axis in range(3)]
-    follow, reverse = continuations(graph, columns, turn, max_neighbours)
-    index = graph.src.dtype
-    total = np.empty(size + 1)
+    state = Chains.allocate(size, graph.src.dtype)
+    continuations(graph, columns, turn, max_neighbours, state)
     half = size // 2
     for lo in range(0, size, CHUNK):
-        part = graph.order[lo : lo + CHUNK]
-        np.take(lengths, np.where(part >= half, part - half, part), out=total[lo : lo + part.size])
-    total[size] = np.inf
-    valid = np.ones(size + 1, dtype=bool)
-    valid[size] = False
-    # per chain (one per directed spring; the entry E is the dead end, leading to itself):
-    # the next chain's first spring, the end point, the limit, whether it exists, and its
-    # last spring reversed (where its mirror starts)
-    state = Chains(follow, np.append(graph.dst, np.zeros(1, index)), total, valid, reverse)
+        part = slice(lo, min(lo + CHUNK, size))
+        order = graph.order[part]
+        np.take(lengths, np.where(order >= half, order - half, order), out=state.total[part])
+        state.end[part] = graph.dst[part]
+        _squared_chords(columns, graph.src[part], graph.dst[part], state.chord[part])
+    state.valid[:size] = True
     src = graph.src
-    del graph, follow, reverse, total, valid
-    spare = Chains.empty_like(state)
+    del graph
+    spare = Chains.allocate(size, src.dtype)
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for _ in range(levels):
         for lo in range(0, size, CHUNK):
@@ -124,11 +120,15 @@ def _units(columns: list[np.ndarray], frm: np.ndarray, to: np.ndarray) -> list[n
 
 
 def continuations(
-    graph: Directed, columns: list[np.ndarray], turn: float, max_neighbours: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per directed pair ``x = (a -> v)``: the pair ``(v -> b)`` continuing it (``b`` most
-    opposite ``a``, their cosine at most ``turn``), or E (the pair count) where none does;
-    and each pair's reverse. Both ``(E + 1,)``, the entry E pointing to itself."""
+    graph: Directed,
+    columns: list[np.ndarray],
+    turn: float,
+    max_neighbours: int,
+    out: Chains,
+) -> None:
+    """Per directed pair ``x = (a -> v)`` into ``out.jump``: the pair ``(v -> b)`` continuing
+    it (``b`` most opposite ``a``, their cosine at most ``turn``), or E (the pair count)
+    where none does; and into ``out.back`` each pair's reverse."""
     assert graph.order is not None
     size = graph.src.size
     index = graph.src.dtype
@@ -155,8 +155,7 @@ def continuations(
     # the reverse of directed pair d is the other half of its input pair
     place = np.empty(size, dtype=index)
     place[graph.order] = np.arange(size, dtype=index)
-    reverse = np.empty(size + 1, dtype=index)
-    follow = np.empty(size + 1, dtype=index)
+    reverse, follow = out.back, out.jump
     half = size // 2
     for lo in range(0, size, CHUNK):
         hi = min(lo + CHUNK, size)
@@ -164,8 +163,6 @@ def continuations(
         other[other >= size] -= size
         np.take(place, other, out=reverse[lo:hi])
         np.take(opposite, reverse[lo:hi], out=follow[lo:hi])
-    reverse[size] = follow[size] = size
-    return follow, reverse
 
 
 def _column_opposites(
@@ -184,24 +181,55 @@ def _column_opposites(
 
 @dataclass
 class Chains:
-    """One level's chains, ``(E + 1,)`` each (see ``chain_levels``)."""
+    """One level's chains, one entry per directed spring (where the chain starts) and a last
+    one E, the dead end leading to itself: the next chain's first spring (``jump``), the end
+    point, the summed limit (``total``), the squared chord, whether the chain exists, and its
+    last spring reversed (where its mirror starts). All in one block of memory."""
 
     jump: np.ndarray
     end: np.ndarray
-    total: np.ndarray
-    valid: np.ndarray
     back: np.ndarray
+    total: np.ndarray
+    chord: np.ndarray
+    valid: np.ndarray
 
     @staticmethod
-    def empty_like(other: Chains) -> Chains:
-        arrays = (other.jump, other.end, other.total, other.valid, other.back)
-        out = Chains(*(np.empty_like(a) for a in arrays))
-        size = other.jump.size - 1
+    def allocate(size: int, index: type | np.dtype) -> Chains:
+        count = size + 1
+        width = np.dtype(index).itemsize
+        block = np.empty(count * (16 + 3 * width + 1), dtype=np.uint8)
+        floats = block[: 16 * count].view(np.float64)
+        ints = block[16 * count : (16 + 3 * width) * count].view(index)
+        out = Chains(
+            ints[:count],
+            ints[count : 2 * count],
+            ints[2 * count :],
+            floats[:count],
+            floats[count:],
+            block[(16 + 3 * width) * count :].view(bool),
+        )
         out.jump[size] = out.back[size] = size
         out.end[size] = 0
         out.total[size] = np.inf
+        out.chord[size] = 0.0
         out.valid[size] = False
         return out
+
+
+def _squared_chords(
+    columns: list[np.ndarray], frm: np.ndarray, to: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """``|p[to] - p[frm]| ** 2`` into ``out``."""
+    term = np.empty_like(out)
+    for axis, c in enumerate(columns):
+        d = np.take(c, to)
+        d -= np.take(c, frm)
+        if axis:
+            np.multiply(d, d, out=term)
+            out += term
+        else:
+            np.multiply(d, d, out=out)
+    return out
 
 
 def double(
@@ -213,33 +241,27 @@ def double(
     straight: float,
 ) -> None:
     """``new`` for the chains ``part``: each chain of ``old`` followed by the one after it,
-    kept where the two turn straight enough at their joint."""
+    kept where the two turn straight enough at their joint: with ``a``, ``b`` the halves'
+    squared chords and ``c`` the whole's, the joint's cosine is ``(a + b - c) / 2 sqrt(a b)``
+    (no direction is gathered, and ``c`` is the next level's ``a``)."""
     g = old.jump[part]
     ok = np.take(old.valid, g, mode="clip")
     ok &= old.valid[part]
     end = np.take(old.end, g, out=new.end[part], mode="clip")
-    mid = old.end[part]
-    u = [np.take(c, src[part]) - np.take(c, mid) for c in columns]
-    w = [np.take(c, end) - np.take(c, mid) for c in columns]
-    ok &= _cosine(u, w) <= straight
+    c = _squared_chords(columns, src[part], end, new.chord[part])
+    a = old.chord[part]
+    b = np.take(old.chord, g, mode="clip")
+    bound = a * b
+    np.sqrt(bound, out=bound)
+    bound *= 2.0 * straight
+    ok &= bound < 0.0  # no zero-length half
+    b += a
+    b -= c
+    ok &= b <= bound
     new.valid[part] = ok
     np.add(old.total[part], np.take(old.total, g, mode="clip"), out=new.total[part])
     np.take(old.back, g, out=new.back[part], mode="clip")
     np.take(old.jump, g, out=new.jump[part], mode="clip")
-
-
-def _cosine(u: list[np.ndarray], w: list[np.ndarray]) -> np.ndarray:
-    """The cosine between ``u`` and ``w`` (per axis lists), as ``unit_directions`` then
-    ``pair_dots`` compute it."""
-    for v in (u, w):
-        norm = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-        np.maximum(norm, 1e-30, out=norm)
-        for axis in v:
-            axis /= norm
-    out = u[0] * w[0]
-    out += u[1] * w[1]
-    out += u[2] * w[2]
-    return out
 
 
 def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -247,8 +269,10 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
     A chain from ``a`` to ``b < a`` whose mirror (from its last spring reversed) ends at
     ``a`` with no larger limit is left to the mirror."""
     size = src.size
-    key_parts: list[np.ndarray] = []
+    pair_parts: list[np.ndarray] = []
     limit_parts: list[np.ndarray] = []
+    ascending = True
+    last = -1
     for lo in range(0, size, CHUNK):
         part = slice(lo, min(lo + CHUNK, size))
         a, b, total = src[part], chains.end[part], chains.total[part]
@@ -262,22 +286,33 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
             mirrored &= back
             keep &= ~mirrored
         rows = np.flatnonzero(keep)
-        lo_end = np.minimum(a[rows], b[rows]).astype(np.int64)
-        lo_end *= n
-        lo_end += np.maximum(a[rows], b[rows])
-        key_parts.append(lo_end)
+        a, b = a[rows], b[rows]
+        pair = np.empty((rows.size, 2), dtype=np.int64)
+        np.minimum(a, b, out=pair[:, 0])
+        np.maximum(a, b, out=pair[:, 1])
+        pair_parts.append(pair)
         limit_parts.append(total[rows])
-    keys = np.concatenate(key_parts) if key_parts else np.empty(0, dtype=np.int64)
-    lim = np.concatenate(limit_parts) if limit_parts else np.empty(0)
-    del key_parts, limit_parts
-    if keys.size > 1 and not np.all(keys[1:] > keys[:-1]):
-        keys, lim = sorted_by_key(keys, lim, n)
-        first = np.ones(keys.size, dtype=bool)
-        np.not_equal(keys[1:], keys[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        if starts.size < keys.size:
-            lim = np.minimum.reduceat(lim, starts)
-            keys = keys[starts]
+        if ascending and rows.size:
+            keys = pair[:, 0] * n
+            keys += pair[:, 1]
+            ascending = bool(keys[0] > last) and bool(np.all(keys[1:] > keys[:-1]))
+            last = int(keys[-1])
+    if not pair_parts:
+        return np.empty((0, 2), dtype=np.int64), np.empty(0)
+    pairs, lim = np.concatenate(pair_parts), np.concatenate(limit_parts)
+    del pair_parts, limit_parts
+    if ascending:
+        return pairs, lim
+    keys = pairs[:, 0] * n
+    keys += pairs[:, 1]
+    del pairs
+    keys, lim = sorted_by_key(keys, lim, n)
+    first = np.ones(keys.size, dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if starts.size < keys.size:
+        lim = np.minimum.reduceat(lim, starts)
+        keys = keys[starts]
     out = np.empty((keys.size, 2), dtype=np.int64)
     np.floor_divide(keys, n, out=out[:, 0])
     np.subtract(keys, out[:, 0] * n, out=out[:, 1])
