@@ -43,11 +43,12 @@ def chain_levels(
     (unique, ascending) joined by a chain, not the same point at both ends, and the
     smallest sum of limits along a chain joining them."""
     n = int(positions.shape[0])
-    graph = springs_graph(pairs, n)
+    graph, scratch = springs_graph(pairs, n)
     size = graph.src.size
     columns = [np.ascontiguousarray(positions[:, axis], dtype=np.float64) for axis in range(3)]
     state = Chains.allocate(size, graph.src.dtype)
-    continuations(graph, columns, turn, max_neighbours, state)
+    continuations(graph, columns, turn, max_neighbours, state, scratch)
+    del scratch
     half = size // 2
     for lo in range(0, size, CHUNK):
         part = slice(lo, min(lo + CHUNK, size))
@@ -72,13 +73,20 @@ def chain_levels(
     return out
 
 
-def springs_graph(pairs: np.ndarray, n: int) -> Directed:
-    """``neighbours.directed(pairs, n)`` with int32 arrays where they fit, built in chunks."""
+def springs_graph(pairs: np.ndarray, n: int) -> tuple[Directed, np.ndarray]:
+    """``neighbours.directed(pairs, n)`` with int32 arrays where they fit, built in chunks;
+    and scratch bytes for ``continuations``. All in one block of memory (returned whole to
+    the system when dropped, where separate arrays could leave holes in the heap)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     half = pairs.shape[0]
     size = 2 * half
     index = np.int32 if max(size, n) < (1 << 31) - 1 else np.int64
-    keys = np.empty(size, dtype=np.int64)
+    width = np.dtype(index).itemsize
+    spare = max(8 * size, 2 * width * (size + 1))
+    block = np.empty(spare + 3 * width * size, dtype=np.uint8)
+    keys = block[: 8 * size].view(np.int64)
+    ints = block[spare:].view(index)
+    src, order, dst = ints[:size], ints[size : 2 * size], ints[2 * size :]
     for lo in range(0, half, CHUNK):
         hi = min(lo + CHUNK, half)
         ids = np.arange(lo, hi, dtype=np.int64)
@@ -87,9 +95,6 @@ def springs_graph(pairs: np.ndarray, n: int) -> Directed:
         np.multiply(pairs[lo:hi, 1], size, out=keys[half + lo : half + hi])
         keys[half + lo : half + hi] += ids + half
     keys.sort()
-    src = np.empty(size, dtype=index)
-    order = np.empty(size, dtype=index)
-    dst = np.empty(size, dtype=index)
     flat = pairs.reshape(-1)
     for lo in range(0, size, CHUNK):
         hi = min(lo + CHUNK, size)
@@ -106,7 +111,7 @@ def springs_graph(pairs: np.ndarray, n: int) -> Directed:
     del keys
     start = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=start[1:])
-    return Directed(src, dst, order, start, n)
+    return Directed(src, dst, order, start, n), block[:spare]
 
 
 def _units(columns: list[np.ndarray], frm: np.ndarray, to: np.ndarray) -> list[np.ndarray]:
@@ -125,6 +130,7 @@ def continuations(
     turn: float,
     max_neighbours: int,
     out: Chains,
+    scratch: np.ndarray,
 ) -> None:
     """Per directed pair ``x = (a -> v)`` into ``out.jump``: the pair ``(v -> b)`` continuing
     it (``b`` most opposite ``a``, their cosine at most ``turn``), or E (the pair count)
@@ -132,7 +138,10 @@ def continuations(
     assert graph.order is not None
     size = graph.src.size
     index = graph.src.dtype
-    opposite = np.full(size + 1, size, dtype=index)  # per (v -> a): the (v -> b) opposite
+    width = np.dtype(index).itemsize
+    opposite = scratch[: width * (size + 1)].view(index)  # per (v -> a): the (v -> b) opposite
+    opposite.fill(size)
+    place = scratch[width * (size + 1) : width * (2 * size + 1)].view(index)
     for block in blocks(graph):
         width = min(block.degree, max_neighbours)
         for lo in range(0, block.points.size, CHUNK):
@@ -153,8 +162,9 @@ def continuations(
             keep = choice_cos <= turn
             opposite[edges[keep]] = np.take_along_axis(edges[:, :width], choice, axis=1)[keep]
     # the reverse of directed pair d is the other half of its input pair
-    place = np.empty(size, dtype=index)
-    place[graph.order] = np.arange(size, dtype=index)
+    for lo in range(0, size, CHUNK):
+        hi = min(lo + CHUNK, size)
+        place[graph.order[lo:hi]] = np.arange(lo, hi, dtype=index)
     reverse, follow = out.back, out.jump
     half = size // 2
     for lo in range(0, size, CHUNK):
@@ -297,9 +307,9 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
             keys += pair[:, 1]
             ascending = bool(keys[0] > last) and bool(np.all(keys[1:] > keys[:-1]))
             last = int(keys[-1])
-    if not pair_parts:
-        return np.empty((0, 2), dtype=np.int64), np.empty(0)
-    pairs, lim = np.concatenate(pair_parts), np.concatenate(limit_parts)
+    pairs, lim = _pairs_and_limits(sum(p.shape[0] for p in pair_parts))
+    np.concatenate(pair_parts or [pairs], out=pairs)
+    np.concatenate(limit_parts or [lim], out=lim)
     del pair_parts, limit_parts
     if ascending:
         return pairs, lim
@@ -313,10 +323,20 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
     if starts.size < keys.size:
         lim = np.minimum.reduceat(lim, starts)
         keys = keys[starts]
-    out = np.empty((keys.size, 2), dtype=np.int64)
+    out, limits = _pairs_and_limits(keys.size)
     np.floor_divide(keys, n, out=out[:, 0])
     np.subtract(keys, out[:, 0] * n, out=out[:, 1])
-    return out, lim
+    limits[:] = lim
+    return out, limits
+
+
+def _pairs_and_limits(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty ``(count, 2)`` int64 pairs and ``(count,)`` limits in one block of memory (a
+    level's output lives until it is coloured: one block leaves no hole in the heap)."""
+    block = np.empty(24 * count, dtype=np.uint8)
+    return block[: 16 * count].view(np.int64).reshape(count, 2), block[16 * count :].view(
+        np.float64
+    )
 
 
 def sorted_by_key(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
