@@ -57,7 +57,7 @@ def chain_levels(
         state.end[part] = graph.dst[part]
         _squared_chords(columns, graph.src[part], graph.dst[part], state.chord[part])
     state.valid[:size] = True
-    src = graph.src
+    src = graph.src.copy()  # the graph's block goes before the next level's is made
     del graph
     spare = Chains.allocate(size, src.dtype)
     out: list[tuple[np.ndarray, np.ndarray]] = []
