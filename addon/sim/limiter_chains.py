@@ -1,7 +1,7 @@
 """Stretch limiter chains by pointer doubling: every level from the one below by gathers.
 
 Every directed structural spring ``x = (a -> v)`` goes on into ``next(x) = (v -> b)``, ``b``
-the partner of ``v`` most opposite ``a`` (among its first few; turning less than 90
+the partner of ``v`` most opposite ``a`` (among its first few; turning less than 60
 degrees). Level ``k``'s chain from ``x`` is level ``k - 1``'s chain from ``x`` (level 0: the
 spring) followed by the one from the spring after its end, kept when both exist and their
 joint is straight enough (the cosine of the unit vectors from the joint to the two ends,
@@ -9,6 +9,8 @@ as the former level-by-level search compared partners): ``2 ** k`` springs. Per 
 arrays (the next chain's first spring, the end point, the summed limit ...) are gathered
 at the next chain, so no level sorts or compares directions again; the work goes in
 chunks whose arrays stay in cache (fresh memory is costly to touch, most at 1M points).
+Where every chain down the point numbers mirrors one up them (a grid), only those up them
+are followed.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ def chain_levels(
     state.valid[:size] = True
     src = graph.src.copy()  # the graph's block goes before the next level's is made
     del graph
+    forward = _one_way(state, src)
+    if forward is not None:  # only the chains up the point numbers need be followed
+        state, src = _compacted(state, src, forward)
+        size = src.size
+        del forward
     spare = Chains.allocate(size, src.dtype)
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for _ in range(levels):
@@ -71,6 +78,52 @@ def chain_levels(
             break
         out.append(found)
     return out
+
+
+def _one_way(state: Chains, src: np.ndarray) -> np.ndarray | None:
+    """The springs running up the point numbers (``src < dst``), when the chains from the
+    others are their mirrors: each spring goes on into one running the same way, and
+    continuations are mutual (``x`` goes on into ``y``, so ``y`` reversed into ``x``
+    reversed): then every chain down the numbers is a chain up them reversed, with the same
+    joints, halves and limit. None otherwise (or with a spring from a point to itself)."""
+    size = src.size
+    forward = np.empty(size + 1, dtype=bool)
+    forward[size] = False
+    for lo in range(0, size, CHUNK):
+        part = slice(lo, min(lo + CHUNK, size))
+        np.less(src[part], state.end[part], out=forward[part])
+    if 2 * int(np.count_nonzero(forward)) != size:
+        return None
+    for lo in range(0, size, CHUNK):
+        part = slice(lo, min(lo + CHUNK, size))
+        follow = state.jump[part]
+        free = follow == size  # no continuation: nothing to check
+        if not np.all(free | (np.take(forward, follow) == forward[part])):
+            return None
+        back = np.take(state.jump, np.take(state.back, follow))
+        if not np.all(free | (back == state.back[part])):
+            return None
+    return np.flatnonzero(forward[:size])
+
+
+def _compacted(state: Chains, src: np.ndarray, keep: np.ndarray) -> tuple[Chains, np.ndarray]:
+    """The chains ``keep`` alone, renumbered (their continuations are among them)."""
+    size, count = src.size, keep.size
+    index = src.dtype
+    place = np.full(size + 1, count, dtype=index)
+    out = Chains.allocate(count, index)
+    for lo in range(0, count, CHUNK):
+        hi = min(lo + CHUNK, count)
+        place[keep[lo:hi]] = np.arange(lo, hi, dtype=index)
+    for lo in range(0, count, CHUNK):
+        part, rows = slice(lo, min(lo + CHUNK, count)), keep[lo : lo + CHUNK]
+        np.take(place, np.take(state.jump, rows), out=out.jump[part])
+        np.take(state.end, rows, out=out.end[part])
+        np.take(state.total, rows, out=out.total[part])
+        np.take(state.chord, rows, out=out.chord[part])
+    out.valid[:count] = True
+    out.back[:count] = count  # no mirror is looked at: none runs down the numbers
+    return out, src[keep]
 
 
 def springs_graph(pairs: np.ndarray, n: int) -> tuple[Directed, np.ndarray]:

@@ -279,6 +279,27 @@ def test_on_grids_the_chains_are_the_former_level_by_level_ones(size: tuple[int,
     assert len(got) == 4 or not stepwise_chains(pairs, limits, positions)
 
 
+def test_the_meshes_reach_both_chain_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a grid follows only the chains up the point numbers (the others mirror them); the
+    # jittered grid, all of them
+    from addon.sim import limiter_chains
+
+    one_way = limiter_chains._one_way
+    seen: list[bool] = []
+
+    def watched(*args: np.ndarray) -> np.ndarray | None:
+        out = one_way(*args)  # type: ignore[arg-type]
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(limiter_chains, "_one_way", watched)
+    for name in ("grid", "jittered"):
+        positions, sizes, corners = MESHES[name]
+        edges = face_edges(sizes, corners, positions.shape[0])
+        limiter_levels(edges, np.ones(len(edges)), positions, 2)
+    assert seen == [True, False]
+
+
 def test_the_meshes_reach_both_comparisons() -> None:
     _, sizes, corners = MESHES["cylinder"]
     edges = face_edges(sizes, corners)
