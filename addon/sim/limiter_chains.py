@@ -52,6 +52,7 @@ def chain_levels(
     continuations(graph, columns, turn, max_neighbours, state, scratch)
     del scratch
     half = size // 2
+    assert graph.order is not None
     for lo in range(0, size, CHUNK):
         part = slice(lo, min(lo + CHUNK, size))
         order = graph.order[part]
