@@ -68,6 +68,7 @@ def chain_levels(
         size = src.size
         del forward
     spare = Chains.allocate(size, src.dtype)
+    spare.mirrors = state.mirrors
     out: list[tuple[np.ndarray, np.ndarray]] = []
     for _ in range(levels):
         for lo in range(0, size, CHUNK):
@@ -123,7 +124,8 @@ def _compacted(state: Chains, src: np.ndarray, keep: np.ndarray) -> tuple[Chains
         np.take(state.total, rows, out=out.total[part])
         np.take(state.chord, rows, out=out.chord[part])
     out.valid[:count] = True
-    out.back[:count] = count  # no mirror is looked at: none runs down the numbers
+    out.back[:count] = count
+    out.mirrors = False  # none runs down the numbers: no mirror is looked at
     return out, src[keep]
 
 
@@ -256,6 +258,7 @@ class Chains:
     total: np.ndarray
     chord: np.ndarray
     valid: np.ndarray
+    mirrors: bool = True  # whether chains down the point numbers are followed (need ``back``)
 
     @staticmethod
     def allocate(size: int, index: type | np.dtype) -> Chains:
@@ -324,7 +327,8 @@ def double(
     ok &= b <= bound
     new.valid[part] = ok
     np.add(old.total[part], np.take(old.total, g, mode="clip"), out=new.total[part])
-    np.take(old.back, g, out=new.back[part], mode="clip")
+    if old.mirrors:
+        np.take(old.back, g, out=new.back[part], mode="clip")
     np.take(old.jump, g, out=new.jump[part], mode="clip")
 
 
@@ -342,7 +346,7 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
         a, b, total = src[part], chains.end[part], chains.total[part]
         keep = chains.valid[part] & (a != b)
         back = a > b
-        if back.any():
+        if chains.mirrors and back.any():
             mirror = chains.back[part]
             mirrored = np.take(chains.valid, mirror, mode="clip")
             mirrored &= np.take(chains.end, mirror, mode="clip") == a
