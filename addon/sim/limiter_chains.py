@@ -170,9 +170,10 @@ def springs_graph(pairs: np.ndarray, n: int) -> tuple[Directed, np.ndarray]:
     return Directed(src, dst, order, start, n), block[:spare]
 
 
-def _units(columns: list[np.ndarray], frm: np.ndarray, to: np.ndarray) -> list[np.ndarray]:
-    """Unit vectors ``frm -> to`` per axis, as ``neighbours.unit_directions`` computes them."""
-    out = [np.take(c, to) - np.take(c, frm) for c in columns]
+def _units(columns: list[np.ndarray], frm: list[np.ndarray], to: np.ndarray) -> list[np.ndarray]:
+    """Unit vectors from the points ``frm`` (their coordinates per axis) to the points
+    ``to``, per axis, as ``neighbours.unit_directions`` computes them."""
+    out = [np.take(c, to) - f for c, f in zip(columns, frm, strict=True)]
     norm = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
     np.maximum(norm, 1e-30, out=norm)
     for axis in out:
@@ -205,13 +206,15 @@ def continuations(
             base = block.base[lo : lo + CHUNK]
             if block.degree <= COLUMN_MAX_DEGREE:
                 ends = [graph.dst[base + j] for j in range(block.degree)]
-                vectors = [_units(columns, points, e) for e in ends]
+                here = [np.take(c, points) for c in columns]
+                vectors = [_units(columns, here, e) for e in ends]
                 slot, rows = _column_opposites(vectors, block.degree, width, turn)
                 at = base[rows[1]]
                 opposite[at + rows[0]] = at + slot[rows]
                 continue
             edges = base[:, None] + np.arange(block.degree, dtype=np.int64)
-            local = np.array(_units(columns, graph.src[edges.ravel()], graph.dst[edges.ravel()]))
+            frm = [np.take(c, graph.src[edges.ravel()]) for c in columns]
+            local = np.array(_units(columns, frm, graph.dst[edges.ravel()]))
             cos = pair_dots(local, np.arange(edges.size).reshape(edges.shape), width)
             cos[:, np.arange(width), np.arange(width)] = np.inf
             choice, choice_cos = first_min(cos)
