@@ -16,6 +16,7 @@ structural; even ones span 8, shear and structural.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -127,10 +128,12 @@ def limiter_sets(
             candidates.append(low[wanted] * n + high[wanted])
     sorted_keys = np.concatenate(candidates) if candidates else np.empty(0, dtype=np.int64)
     del candidates, chain_stride
-    sorted_keys.sort()
+    if sorted_keys.size > 1 and not np.all(sorted_keys[1:] >= sorted_keys[:-1]):
+        sorted_keys.sort()
     unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])  # the same among the others
     bend_ids = np.flatnonzero(model.kinds == SpringKind.BEND)
     bend_limit = np.full(springs.shape[0], np.nan)
+    pins = np.flatnonzero(inv_mass <= 0) if np.all(inv_mass >= 0) else None
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
         # limiter_levels gives a < b, ascending: sorted queries, a fast search (random
@@ -154,7 +157,7 @@ def limiter_sets(
             kept = np.ones(pairs.shape[0], dtype=bool)
             kept[hit] = False
             ends, ends_limits = pairs[kept], limits[kept]
-        fixed = _rows(ends, lambda p: (inv_mass[p[:, 0]] + inv_mass[p[:, 1]]) <= 0)
+        fixed = _between_pins(ends, inv_mass, pins)
         if fixed.size:
             kept = np.ones(ends.shape[0], dtype=bool)
             kept[fixed] = False
@@ -169,6 +172,24 @@ def _kind_rows(kinds: np.ndarray, kind: int) -> slice | np.ndarray:
     count = int(np.count_nonzero(mask))
     first = int(np.argmax(mask)) if count else 0
     return slice(first, first + count) if mask[first : first + count].all() else mask
+
+
+FEW_PINS = 64  # up to this many pinned points, limiters between two are found by bisection
+
+
+def _between_pins(pairs: np.ndarray, inv_mass: np.ndarray, pins: np.ndarray | None) -> np.ndarray:
+    """The rows of ``pairs`` (ascending, ``a < b``) with no mass free to move at either end.
+    With few pins (``pins``: the points of inverse mass 0, all others positive), only the
+    rows starting at a pin are looked at (bisection: the first ends ascend)."""
+    if pins is None or pins.size > FEW_PINS:
+        return _rows(pairs, lambda p: (inv_mass[p[:, 0]] + inv_mass[p[:, 1]]) <= 0)
+    first = pairs[:, 0]
+    found = []
+    for pin in pins.tolist():
+        lo, hi = bisect.bisect_left(first, pin), bisect.bisect_right(first, pin)
+        if hi > lo:
+            found.append(np.flatnonzero(inv_mass[pairs[lo:hi, 1]] <= 0) + lo)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
 def _ordered(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -390,3 +390,30 @@ def test_a_pair_given_twice_takes_its_limit_on_the_first_spring_only_if_bend() -
     want = {k: v for k, v in chains.items() if k not in have}
     assert [tuple(p) for p in pairs.tolist()] == sorted(want) == [(0, 3)]
     assert limits.tolist() == [want[k] for k in sorted(want)] == [3.0]
+
+
+@pytest.mark.parametrize("pins", [[0, 8], [2, 6, 18, 26, 40], list(range(0, 81, 1))[:70]])
+def test_limiters_between_two_pins_are_dropped(pins: list[int]) -> None:
+    # a few pins (found by bisection) or many (every pair tested): the chains, less the
+    # pairs springs already join and those between two pins
+    from addon.sim.xpbd_build import FEW_PINS, limiter_sets
+
+    positions, sizes, corners = quad_grid(9, 9, 8.0)
+    springs, kinds = _springs((positions, sizes, corners))
+    masses = np.full(81, 0.3)
+    masses[pins] = 0.0
+    model = ClothModel(positions, masses, springs, kinds)
+    inv_mass = np.where(masses > 0, 1.0 / np.maximum(masses, 1e-30), 0.0)
+    settings = SimSettings.cloth(stretch_limit_levels=3)
+    sets, _ = limiter_sets(model, settings, inv_mass)
+    structural = model.springs[model.kinds == SpringKind.STRUCTURAL]
+    lengths = model.rest_lengths[model.kinds == SpringKind.STRUCTURAL]
+    have = {tuple(p) for p in model.springs.tolist()}
+    levels = reference_levels(structural, lengths, positions, limiter_level_count(settings, model))
+    assert len(sets) == len(levels) == 3
+    for (pairs, limits), level in zip(sets, levels, strict=True):
+        want = {k: v for k, v in level.items() if k not in have and not set(k) <= set(pins)}
+        assert [tuple(p) for p in pairs.tolist()] == sorted(want)
+        assert limits.tolist() == [want[k] for k in sorted(want)]
+    assert (len(pins) > FEW_PINS) == (pins[-1] == 69)
+    assert any(set(k) <= set(pins) for level in levels for k in level)  # some were dropped
