@@ -16,6 +16,7 @@ structural; even ones span 8, shear and structural.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -87,6 +88,13 @@ def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
     return np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
 
 
+CHUNK = 1 << 15  # springs or limiters looked at a time (their temporaries stay in cache)
+
+
+def _chunks(size: int) -> range:
+    return range(0, size, CHUNK)
+
+
 def limiter_sets(
     model: ClothModel, settings: SimSettings, inv_mass: np.ndarray
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
@@ -94,54 +102,111 @@ def limiter_sets(
     ``(k,)``), and per model spring the span-2 limit of a bend spring on the same pair
     (NaN elsewhere): those limits ride on the bend spring instead."""
     springs, n = model.springs, model.point_count
-    structural = model.kinds == SpringKind.STRUCTURAL
+    structural = _kind_rows(model.kinds, SpringKind.STRUCTURAL)
     levels = limiter_levels(
         springs[structural],
         model.rest_lengths[structural],
         model.rest_positions,
         limiter_level_count(settings, model),
     )
-    low = np.minimum(springs[:, 0], springs[:, 1])
-    spring_stride = np.maximum(springs[:, 0], springs[:, 1])
-    spring_stride -= low
-    spring_keys = low * n
-    spring_keys += low + spring_stride
-    del low
+    del structural
     # a limiter (a, b) can only be a spring of the same stride b - a: only those springs
     # are sorted, and only limiters of a spring's stride are looked up
     chain_stride = np.zeros(max(n, 1), dtype=bool)
     for pairs, _ in levels:
-        np.put(chain_stride, pairs[:, 1] - pairs[:, 0], True)
-    candidate = np.take(chain_stride, spring_stride)
-    sorted_keys = np.sort(spring_keys[candidate] if not candidate.all() else spring_keys)
-    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])  # the same among the others
+        for lo in _chunks(pairs.shape[0]):
+            part = pairs[lo : lo + CHUNK]
+            chain_stride[part[:, 1] - part[:, 0]] = True
     spring_has = np.zeros(max(n, 1), dtype=bool)
-    np.put(spring_has, spring_stride[candidate], True)
-    del spring_stride, candidate, chain_stride
+    candidates: list[np.ndarray] = []
+    for lo in _chunks(springs.shape[0]):
+        low, high = _ordered(springs[lo : lo + CHUNK])
+        stride = high - low
+        wanted = chain_stride[stride]
+        if wanted.any():
+            spring_has[stride[wanted]] = True
+            candidates.append(low[wanted] * n + high[wanted])
+    sorted_keys = np.concatenate(candidates) if candidates else np.empty(0, dtype=np.int64)
+    del candidates, chain_stride
+    if sorted_keys.size > 1 and not np.all(sorted_keys[1:] >= sorted_keys[:-1]):
+        sorted_keys.sort()
+    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])  # the same among the others
     bend_ids = np.flatnonzero(model.kinds == SpringKind.BEND)
     bend_limit = np.full(springs.shape[0], np.nan)
+    pins = np.flatnonzero(inv_mass <= 0) if np.all(inv_mass >= 0) else None
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
-        keys = _pair_keys(pairs, n)  # ascending: chain_pairs sorts its pairs
-        hit = np.zeros(keys.size, dtype=bool)
-        maybe = np.flatnonzero(np.take(spring_has, pairs[:, 1] - pairs[:, 0]))
+        # limiter_levels gives a < b, ascending: sorted queries, a fast search (random
+        # ones miss the cache at every step)
+        maybe = _rows(pairs, lambda p: spring_has[p[:, 1] - p[:, 0]])
+        hit = None
         if sorted_keys.size and maybe.size:
-            # sorted queries: a fast search (random ones miss the cache at every step)
-            wanted = keys[maybe] if maybe.size < keys.size else keys
-            found = np.searchsorted(sorted_keys, wanted).clip(max=sorted_keys.size - 1)
-            hit[maybe] = sorted_keys[found] == wanted
-        if level == 0 and bend_ids.size and sorted_keys.size:  # chains that are bend springs
-            _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
-        ends, ends_limits = (pairs[~hit], limits[~hit]) if hit.any() else (pairs, limits)
-        keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
-        sets.append((ends[keep], ends_limits[keep]) if not keep.all() else (ends, ends_limits))
+            keys = pairs[maybe, 0] * n
+            keys += pairs[maybe, 1]
+            if np.array_equal(sorted_keys, keys):  # on a grid: the span-2 ones, bend springs
+                hit = maybe
+            else:
+                found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
+                hit = maybe[sorted_keys[found] == keys]
+                del found
+            if level == 0 and bend_ids.size:  # chains that are bend springs
+                _limit_bend(bend_limit, bend_ids, springs, n, keys, limits[maybe], unique)
+            del keys
+        ends, ends_limits = pairs, limits
+        if hit is not None and hit.size:
+            kept = np.ones(pairs.shape[0], dtype=bool)
+            kept[hit] = False
+            ends, ends_limits = pairs[kept], limits[kept]
+        fixed = _between_pins(ends, inv_mass, pins)
+        if fixed.size:
+            kept = np.ones(ends.shape[0], dtype=bool)
+            kept[fixed] = False
+            ends, ends_limits = ends[kept], ends_limits[kept]
+        sets.append((ends, ends_limits))
     return sets, bend_limit
+
+
+def _kind_rows(kinds: np.ndarray, kind: int) -> slice | np.ndarray:
+    """The springs of one kind: a slice when they are all in one run (no copy)."""
+    mask = kinds == kind
+    count = int(np.count_nonzero(mask))
+    first = int(np.argmax(mask)) if count else 0
+    return slice(first, first + count) if mask[first : first + count].all() else mask
+
+
+FEW_PINS = 64  # up to this many pinned points, limiters between two are found by bisection
+
+
+def _between_pins(pairs: np.ndarray, inv_mass: np.ndarray, pins: np.ndarray | None) -> np.ndarray:
+    """The rows of ``pairs`` (ascending, ``a < b``) with no mass free to move at either end.
+    With few pins (``pins``: the points of inverse mass 0, all others positive), only the
+    rows starting at a pin are looked at (bisection: the first ends ascend)."""
+    if pins is None or pins.size > FEW_PINS:
+        return _rows(pairs, lambda p: (inv_mass[p[:, 0]] + inv_mass[p[:, 1]]) <= 0)
+    first = pairs[:, 0]
+    found = []
+    for pin in pins.tolist():
+        lo, hi = bisect.bisect_left(first, pin), bisect.bisect_right(first, pin)
+        if hi > lo:
+            found.append(np.flatnonzero(inv_mass[pairs[lo:hi, 1]] <= 0) + lo)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _ordered(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+
+
+def _rows(pairs: np.ndarray, test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The rows of ``pairs`` where ``test`` (of a chunk of rows) holds, ascending."""
+    found = [np.flatnonzero(test(pairs[lo : lo + CHUNK])) + lo for lo in _chunks(pairs.shape[0])]
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
 def _limit_bend(
     bend_limit: np.ndarray,
     bend_ids: np.ndarray,
-    spring_keys: np.ndarray,
+    springs: np.ndarray,
+    n: int,
     keys: np.ndarray,
     limits: np.ndarray,
     unique: bool,
@@ -150,13 +215,20 @@ def _limit_bend(
     unique) that limit. A pair several springs share goes to the first of them only, and
     only when that one is a bend spring."""
     if not unique:
+        spring_keys = _pair_keys(springs, n)
         order = np.argsort(spring_keys, kind="stable")
         found = np.searchsorted(spring_keys[order], keys).clip(max=order.size - 1)
         match = order[found[spring_keys[order][found] == keys]]
         limited = match[np.isin(match, bend_ids)]
         bend_limit[limited] = limits[np.searchsorted(keys, spring_keys[limited])]
         return
-    wanted = spring_keys[bend_ids]
+    low, high = _ordered(springs[bend_ids])
+    wanted = low * n
+    wanted += high
+    del low, high
+    if np.array_equal(wanted, keys):  # on a grid: every bend spring, in order
+        bend_limit[bend_ids] = limits
+        return
     at = np.searchsorted(keys, wanted).clip(max=max(keys.size - 1, 0))
     on = keys[at] == wanted
     bend_limit[bend_ids[on]] = limits[at[on]]
