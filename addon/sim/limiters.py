@@ -19,7 +19,7 @@ import numpy as np
 
 from .limiter_chains import chain_levels
 
-STRAIGHT_COSINE = -0.9  # a chain a - v - b counts as straight past about 154 degrees
+STRAIGHT_COSINE = -0.75  # a chain a - v - b counts as straight past about 139 degrees
 TURN_COSINE = -0.5  # a spring goes on into its most opposite one if that turns < 60 degrees
 MAX_NEIGHBOURS = 16  # partners compared per point (keeps dense fans linear in cost)
 

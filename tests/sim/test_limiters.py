@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim import Plane, SimSettings, Simulator, Sphere
+from addon.sim import ClothModel, Plane, SimSettings, Simulator, Sphere, merge_with_kinds
 from addon.sim.limiters import limiter_levels
-from addon.sim.springs import face_edges
+from addon.sim.springs import bend_springs, face_edges, shear_springs
 from addon.sim.xpbd_build import limiter_level_count
 
 from .grids import quad_grid
@@ -90,3 +90,40 @@ def test_finer_cloth_gets_one_more_level_per_doubling() -> None:
     assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=0), fine) == 0
     assert limiter_level_count(SimSettings.soft_body(stretch_limit_levels=3), fine) == 0
     assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=8), fine) == 8
+
+
+def _jittered_sheet(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A 1 m grid whose inner points moved up to 30 % of a cell in its plane."""
+    positions, sizes, corners = quad_grid(n, n, 1.0, 1.0)
+    column, row = np.arange(n * n) % n, np.arange(n * n) // n
+    inner = (column > 0) & (column < n - 1) & (row > 0) & (row < n - 1)
+    jitter = np.random.default_rng(seed).uniform(-0.3, 0.3, (int(inner.sum()), 2))
+    positions[inner, :2] += jitter / (n - 1)
+    return positions, sizes, corners
+
+
+def test_limiters_hold_an_irregular_sheet_too() -> None:
+    # chains of a jittered grid turn up to ~60 degrees at a joint: with joints counted
+    # straight only past 154 degrees most level-3 limiters were lost and the sheet's worst
+    # 99th percentile stretch over 48 frames was 15.8-16.4 %; past 139 degrees 9.3-9.6 %
+    n = 50
+    for seed in (1, 2):
+        positions, sizes, corners = _jittered_sheet(n, seed)
+        springs, kinds = merge_with_kinds(
+            face_edges(sizes, corners),
+            shear_springs(sizes, corners),
+            bend_springs(sizes, corners, positions),
+        )
+        masses = np.full(n * n, 0.3)
+        masses[[0, n - 1]] = 0.0
+        sim = Simulator(ClothModel(positions, masses, springs, kinds), SimSettings.cloth())
+        edges = face_edges(sizes, corners)  # structural springs, measured here by hand
+        a, b = edges[:, 0], edges[:, 1]
+        rest = np.linalg.norm(positions[b] - positions[a], axis=1)
+        worst = 0.0
+        for _ in range(48):
+            out = sim.step(1.0 / 24.0)
+            stretch = np.abs(np.linalg.norm(out[b] - out[a], axis=1) / rest - 1.0)
+            worst = max(worst, float(np.percentile(stretch, 99)))
+        assert sim.recoveries == 0
+        assert worst < 0.12
