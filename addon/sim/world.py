@@ -19,6 +19,8 @@ import numpy as np
 
 from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
+from .parallel import Partition, StepWorker, WorkerError, split, workers
+from .parallel import processes as helper_processes
 from .settings import SimSettings
 from .simulator import FramePlan, Simulator
 from .solver_xpbd import XpbdSolver
@@ -35,10 +37,51 @@ class ObjectFrame:
     shape_targets: np.ndarray | None = None
 
 
-class _Batch:
-    """XPBD members with one substep length, their states in one pair of arrays."""
+@dataclass
+class _Frame:
+    """What a batch's frame needs once its members' plans are made."""
 
-    def __init__(self, members: list[int], sims: list[Simulator]) -> None:
+    plans: list[FramePlan]
+    substeps: int
+    sub_dt: float
+    start: np.ndarray | None
+    end: np.ndarray | None
+    pulls: list[tuple[Simulator, FramePlan]]
+    moving: tuple[Collider, ...]
+    sets: list[ContactSet]
+
+
+def run_substeps(
+    solver: XpbdSolver,
+    pos: np.ndarray,
+    vel: np.ndarray,
+    substeps: int,
+    sub_dt: float,
+    start: np.ndarray | None,
+    end: np.ndarray | None,
+    moving: tuple[Collider, ...],
+    pulls: Sequence[tuple[Simulator, FramePlan]] = (),
+) -> None:
+    """A frame's substeps of a (merged) solver: pins along ``start``..``end`` ``(P, 3)``,
+    ``moving`` told of each substep, the soft bodies in ``pulls`` pulled after each."""
+    with np.errstate(all="ignore"):
+        for k in range(1, substeps + 1):
+            begin_substep(moving, (k - 1) / substeps, k / substeps)
+            pins = None
+            if start is not None and end is not None:
+                pins = (start + (end - start) * (k / substeps)).astype(np.float32)
+            solver.substep(pos, vel, sub_dt, pins, (), k - 1)
+            for sim, plan in pulls:
+                sim.pull_to_shape(plan)
+
+
+class _Batch:
+    """XPBD members with one substep length, their states in one pair of arrays (mapped
+    by a helper process too when ``worker`` steps them)."""
+
+    def __init__(
+        self, members: list[int], sims: list[Simulator], worker: StepWorker | None = None
+    ) -> None:
         self.members = members
         self.sims = [sims[i] for i in members]
         solvers = [s.solver for s in self.sims]
@@ -46,6 +89,13 @@ class _Batch:
         self.solver = MergedXpbd(solvers)  # type: ignore[arg-type]
         self.pos = np.concatenate([s.pos for s in self.sims])
         self.vel = np.concatenate([s.vel for s in self.sims])
+        self.remote: Partition | None = None
+        if worker is not None:
+            try:
+                self.remote = Partition(worker, self.solver, self.pos, self.vel)
+                self.pos, self.vel = self.remote.pos, self.remote.vel
+            except WorkerError:
+                self.remote = None
         self.good = np.concatenate([s._good_pos for s in self.sims])
         for i, sim in enumerate(self.sims):
             rows = self.solver.rows(i)
@@ -77,31 +127,60 @@ class _Batch:
         self._contacts = {pattern: out}  # colliders that move between frames stay new objects
         return out
 
-    def step(self, frame_dt: float | None, frames: list[ObjectFrame]) -> list[np.ndarray]:
+    def begin(self, frame_dt: float | None, frames: list[ObjectFrame]) -> _Frame | None:
+        """The frame's plans, pin path and contacts (None: a member cannot step, nothing
+        moves)."""
         plans: list[FramePlan | None] = [
             sim.begin_frame(frame_dt, f.pinned_targets, f.object_matrix, f.shape_targets)
             for sim, f in zip(self.sims, frames, strict=True)
         ]
         ready = [p for p in plans if p is not None]
         if len(ready) != len(plans) or not ready:
-            return [sim.positions() for sim in self.sims]
-        solver = self.solver
-        solver.contact_sets = self.contact_sets(frames)
-        for contact in solver.contact_sets:
+            return None
+        sets = self.contact_sets(frames)
+        self.solver.contact_sets = sets
+        for contact in sets:
             contact.begin_frame()
         start, end = self._pin_path(ready)
-        substeps, sub_dt = ready[0].substeps, ready[0].sub_dt
         pulls = [(sim, p) for sim, p in zip(self.sims, ready, strict=True) if p.revert is not None]
         moving = tuple({id(c): c for f in frames for c in f.colliders}.values())
-        with np.errstate(all="ignore"):
-            for k in range(1, substeps + 1):
-                begin_substep(moving, (k - 1) / substeps, k / substeps)
-                pins = None
-                if start is not None and end is not None:
-                    pins = (start + (end - start) * (k / substeps)).astype(np.float32)
-                solver.substep(self.pos, self.vel, sub_dt, pins, (), k - 1)
-                for sim, plan in pulls:
-                    sim.pull_to_shape(plan)
+        return _Frame(ready, ready[0].substeps, ready[0].sub_dt, start, end, pulls, moving, sets)
+
+    def run(self, job: _Frame) -> None:
+        """The frame's substeps here."""
+        run_substeps(
+            self.solver,
+            self.pos,
+            self.vel,
+            job.substeps,
+            job.sub_dt,
+            job.start,
+            job.end,
+            job.moving,
+            job.pulls,
+        )
+
+    def send(self, job: _Frame) -> bool:
+        """Start the frame's substeps in this batch's helper (False: step it here)."""
+        if self.remote is None or job.pulls:
+            return False
+        try:
+            return self.remote.send(job, job.sets, job.moving)
+        except WorkerError as exc:
+            self.lose(exc)
+            return False
+
+    def lose(self, exc: WorkerError) -> None:
+        """The helper failed: this batch steps here from now on (its members are told)."""
+        self.remote = None
+        for sim in self.sims:
+            sim._warn(f"helper process failed, stepping here: {str(exc).splitlines()[0]}")
+
+    def finish(self, job: _Frame | None) -> list[np.ndarray]:
+        """Each member's positions after the frame (checked by the guard)."""
+        if job is None:
+            return [sim.positions() for sim in self.sims]
+        ready = job.plans
         with np.errstate(all="ignore"):
             problem = self.guard.problem(self.pos, self.vel, self.good, ready[0].sim_dt)
         if problem is None:  # no member has one: remember every good state at once
@@ -127,10 +206,14 @@ class _Batch:
 
 
 class World:
-    """Steps several ``Simulator`` objects a frame at a time, the XPBD ones together."""
+    """Steps several ``Simulator`` objects a frame at a time, the XPBD ones together.
 
-    def __init__(self, sims: Sequence[Simulator]) -> None:
+    ``processes``: helper processes that may step parts of a large batch meanwhile (None:
+    ``parallel.processes()``; 0: all here); the results do not depend on it."""
+
+    def __init__(self, sims: Sequence[Simulator], processes: int | None = None) -> None:
         self.sims = list(sims)
+        self.processes = processes
         self._batches: list[_Batch] | None = None
         self._alone: list[int] = []
 
@@ -142,6 +225,13 @@ class World:
 
     def invalidate(self) -> None:
         """Redo the merge at the next step (after changing a member's solver or settings)."""
+        self.close()
+
+    def close(self) -> None:
+        """Release the helpers' parts (the merge is redone at the next step)."""
+        for batch in self._batches or ():
+            if batch.remote is not None:
+                batch.remote.close()
         self._batches = None
 
     def _build(self) -> list[_Batch]:
@@ -154,8 +244,24 @@ class World:
                 groups.setdefault(key, []).append(i)
             else:
                 self._alone.append(i)
-        self._batches = [_Batch(members, self.sims) for members in groups.values()]
+        helpers = helper_processes() if self.processes is None else self.processes
+        self._batches = []
+        for members in groups.values():
+            runs = split([self.sims[i].solver.n for i in members], helpers)
+            pool = self._workers(len(runs) - 1)
+            for j, run in enumerate(runs):
+                worker = pool[j - 1] if 0 < j <= len(pool) else None
+                self._batches.append(_Batch([members[i] for i in run], self.sims, worker))
         return self._batches
+
+    @staticmethod
+    def _workers(count: int) -> list[StepWorker]:
+        if count <= 0:
+            return []
+        try:
+            return workers(count)
+        except OSError:  # no process can be started here: step everything in this one
+            return []
 
     def step(
         self, frames: Sequence[ObjectFrame] | None = None, frame_dt: float | None = None
@@ -168,10 +274,18 @@ class World:
         if len(inputs) != len(self.sims):
             raise ValueError(f"{len(inputs)} frame inputs for {len(self.sims)} objects")
         batches = self._batches if self._batches is not None else self._build()
+        jobs = [batch.begin(frame_dt, [inputs[i] for i in batch.members]) for batch in batches]
+        away = [
+            job is not None and batch.send(job) for batch, job in zip(batches, jobs, strict=True)
+        ]
+        for batch, job, sent in zip(batches, jobs, away, strict=True):
+            if job is not None and not sent:
+                batch.run(job)
         out: list[np.ndarray | None] = [None] * len(self.sims)
-        for batch in batches:
-            results = batch.step(frame_dt, [inputs[i] for i in batch.members])
-            for i, positions in zip(batch.members, results, strict=True):
+        for batch, job, sent in zip(batches, jobs, away, strict=True):
+            if sent and job is not None:
+                self._collect(batch, job)
+            for i, positions in zip(batch.members, batch.finish(job), strict=True):
                 out[i] = positions
         for i in self._alone:
             f = inputs[i]
@@ -180,3 +294,14 @@ class World:
                 frame_dt, f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
             )
         return [p for p in out if p is not None]
+
+    @staticmethod
+    def _collect(batch: _Batch, job: _Frame) -> None:
+        """The helper's answer; when it failed, the frame is stepped here from its start
+        (restored) and the batch stays here from then on."""
+        assert batch.remote is not None
+        try:
+            batch.remote.wait()
+        except WorkerError as exc:
+            batch.lose(exc)
+            batch.run(job)

@@ -9,7 +9,9 @@ path. The World is kept while the same simulators step together.
 The colliders of a collection are read once a frame for every object stepping one frame
 with them (``_SharedSurfaces``), and kept from frame to frame, so each surface moves from
 its pose at the previous frame as it does for an object alone, and the World resolves all
-of its objects against one collider in one call (not once an object).
+of its objects against one collider in one call (not once an object). Many objects are
+split between this process and helper processes on the other cores (``sim.parallel``);
+the helpers stop at a file load and when the extension is disabled.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...sim import parallel
 from ...sim.solver_xpbd import XpbdSolver
 from ...sim.world import ObjectFrame, World
 from . import runtime as cloth_runtime
@@ -128,15 +131,22 @@ def _world_for(todos: list[cloth_runtime.Pending]) -> World:
     sims = [t.rt.simulator for t in todos]
     key = tuple((id(s), id(s.solver), id(s.settings)) for s in sims)
     if _WORLD["key"] != key:
+        if _WORLD["world"] is not None:
+            _WORLD["world"].close()  # its helper processes' parts
         _WORLD["key"], _WORLD["world"] = key, World(sims)
     world: World = _WORLD["world"]
     return world
 
 
-def forget() -> None:
-    """Drop the kept World and surfaces (their simulators are being rebuilt or freed)."""
+def forget(stop_helpers: bool = False) -> None:
+    """Drop the kept World and surfaces (their simulators are being rebuilt or freed);
+    ``stop_helpers``: stop the helper processes too (a file load, the extension's end)."""
+    if _WORLD["world"] is not None:
+        _WORLD["world"].close()
     _WORLD["key"] = _WORLD["world"] = None
     _SURFACES.entries.clear()
+    if stop_helpers:
+        parallel.shutdown()
 
 
 class _SharedSurfaces:

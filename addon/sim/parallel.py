@@ -1,0 +1,297 @@
+"""Parts of a World stepped by helper processes, on the other cores, while this one steps its own.
+
+Threads do not help here: a substep is some 1,000 numpy calls of 1-10 us each, and a
+thread waiting for the GIL wakes too late to use another's call (two threads ran 40
+sheets no faster than one, see tests/bench/README.md). A helper process (``step_worker``)
+holds a copy of a partition's merged solver and maps its positions and velocities from a
+file both processes map (the partition's ``Simulator`` objects keep their views of them
+here, so every per-object call works as before); each frame it is sent the frame's pin
+path and the changes of its own copies of the colliders (a surface's new pose; a fresh
+copy when it was posed more than once since), runs the same substeps as this process
+would, and answers. The objects of different partitions share no point, so each object's
+result is the same, bit for bit, as stepping it alone.
+
+``processes()``: how many helpers a World may use (``configure``; automatic: one less
+than the cores). ``shutdown()`` stops them (the extension's unregister, a file load,
+the interpreter's exit); they also end when this process does (their stdin closes).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import copy
+import itertools
+import mmap
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from .colliders import Plane, Sphere
+from .mesh_collider import MeshCollider
+
+#: a batch is split only when it has this many points, and each part at least ``PART_POINTS``
+MIN_POINTS = 4000
+PART_POINTS = 2000
+
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import importlib; importlib.import_module(sys.argv[2] + '.step_worker').main(sys.argv[3])"
+)
+_SETTINGS: dict[str, int | None] = {"processes": None}
+_WORKERS: list[StepWorker] = []
+_NAMES = itertools.count()
+
+
+def configure(processes: int | None) -> None:
+    """Helpers a World may use: 0 none, None one less than the cores (at most 7)."""
+    if processes is not None and processes < 0:
+        raise ValueError("processes must be >= 0 or None")
+    _SETTINGS["processes"] = processes
+
+
+def processes() -> int:
+    """How many helper processes a World steps with now."""
+    chosen = _SETTINGS["processes"]
+    if not _startable():
+        return 0
+    if chosen is None:
+        chosen = min(max((os.cpu_count() or 1) - 1, 0), 7)
+    return chosen
+
+
+def _startable() -> bool:
+    """Whether ``sys.executable`` is a Python (in Blender it is the bundled one; were it
+    Blender itself, no helper is started)."""
+    return os.path.basename(sys.executable or "").lower().startswith("python")
+
+
+def split(sizes: list[int], helpers: int) -> list[list[int]]:
+    """Members (by point count ``sizes``) in up to ``helpers + 1`` runs of consecutive
+    members with about the same points (one run when too small to be worth a process)."""
+    total = sum(sizes)
+    parts = min(helpers + 1, len(sizes), total // PART_POINTS) if total >= MIN_POINTS else 1
+    if parts <= 1:
+        return [list(range(len(sizes)))]
+    runs: list[list[int]] = [[]]
+    done = 0
+    for i, size in enumerate(sizes):
+        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
+            runs.append([])
+        runs[-1].append(i)
+        done += size
+    return runs
+
+
+class WorkerError(RuntimeError):
+    """A helper process failed or went away."""
+
+
+class StepWorker:
+    """One helper process (see the module)."""
+
+    def __init__(self) -> None:
+        package = __name__.rsplit(".", 1)[0]
+        here = os.path.dirname(os.path.abspath(__file__))
+        root, name = os.path.split(here)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, root, name, package],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # Windows: no console
+        )
+        self.keys = 0
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, request: tuple[Any, ...]) -> None:
+        stdin = self.proc.stdin
+        try:
+            assert stdin is not None
+            pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            stdin.flush()
+        except (OSError, ValueError, pickle.PicklingError) as exc:
+            raise WorkerError(f"step helper unreachable: {exc}") from exc
+
+    def answer(self) -> float:
+        """The helper's answer to the last request: its CPU seconds on it."""
+        stdout = self.proc.stdout
+        try:
+            assert stdout is not None
+            reply = pickle.load(stdout)
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
+            raise WorkerError(f"step helper gone: {exc}") from exc
+        if reply[0] != "ok":
+            raise WorkerError(f"step helper failed:\n{reply[1]}")
+        return float(reply[1])
+
+    def stop(self) -> None:
+        if self.alive():
+            try:
+                self.send(("stop",))
+                self.answer()
+            except WorkerError:
+                pass
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):  # unsent bytes to a helper that is gone
+                    pipe.close()
+        try:
+            self.proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def workers(count: int) -> list[StepWorker]:
+    """``count`` running helpers (started as needed)."""
+    _WORKERS[:] = [w for w in _WORKERS if w.alive()]
+    while len(_WORKERS) < count:
+        _WORKERS.append(StepWorker())
+    return _WORKERS[:count]
+
+
+def running() -> int:
+    """Helper processes running now (for tests)."""
+    return sum(w.alive() for w in _WORKERS)
+
+
+def shutdown() -> None:
+    """Stop every helper (the Worlds using them step alone from then on)."""
+    while _WORKERS:
+        _WORKERS.pop().stop()
+
+
+atexit.register(shutdown)
+
+
+class Partition:
+    """A batch's substeps run by a helper: its state lives in a mapped file."""
+
+    def __init__(self, worker: StepWorker, solver: Any, pos: np.ndarray, vel: np.ndarray) -> None:
+        self.worker = worker
+        worker.keys += 1
+        self.key = worker.keys
+        n = len(pos)
+        self.path, shared = _shared(2 * n * 16)
+        self.map: mmap.mmap | None = shared
+        state = np.frombuffer(shared, dtype=np.float32, count=2 * n * 4).reshape(2, n, 4)
+        state[0], state[1] = pos, vel
+        self.pos, self.vel = state[0], state[1]
+        self._backup = np.empty_like(state)
+        self.mirrors: dict[int, tuple[Any, int]] = {}
+        self._sets: object = None
+        self.pending = False
+        self.helper_cpu = 0.0  # the helper's CPU seconds on the last frame (for benchmarks)
+        try:
+            worker.send(("build", self.key, solver.members, self.path, n))
+            worker.answer()
+        finally:
+            self._unlink()  # both have it mapped (or the helper failed): no file left
+
+    def send(self, plan: Any, sets: list[Any], moving: tuple[Any, ...]) -> bool:
+        """Start the frame's substeps in the helper (False: its colliders cannot be
+        mirrored, step it here)."""
+        updates: list[tuple[int, str, Any]] = []
+        used: dict[int, Any] = {}
+        for contact in sets:
+            for collider in contact.colliders:
+                used[id(collider)] = collider
+        for collider in moving:
+            used[id(collider)] = collider
+        if not all(
+            isinstance(c, (Sphere, Plane)) or type(c) is MeshCollider for c in used.values()
+        ):
+            return False  # a collider of another kind: not mirrored
+        for key, collider in used.items():
+            update = self._update(key, collider)
+            if update is not None:
+                updates.append(update)
+        dropped = [k for k in self.mirrors if k not in used]
+        for key in dropped:
+            del self.mirrors[key]
+        spec = None
+        if sets is not self._sets:
+            spec = [
+                (tuple(id(c) for c in s.colliders), s.movable, s.margin, s.friction) for s in sets
+            ]
+            self._sets = sets
+        np.copyto(self._backup[0], self.pos)
+        np.copyto(self._backup[1], self.vel)
+        request = (plan.substeps, plan.sub_dt, plan.start, plan.end, spec, updates)
+        self.worker.send(("step", self.key, *request, [id(c) for c in moving], dropped))
+        self.pending = True
+        return True
+
+    def _update(self, key: int, collider: Any) -> tuple[int, str, Any] | None:
+        """What the helper's copy of ``collider`` needs (None: nothing)."""
+        if isinstance(collider, (Sphere, Plane)):
+            known = self.mirrors.get(key)
+            self.mirrors[key] = (collider, 0)
+            return None if known is not None and known[0] is collider else (key, "object", collider)
+        known = self.mirrors.get(key)
+        self.mirrors[key] = (collider, collider.poses)
+        if known is not None and known[0] is collider:
+            if known[1] == collider.poses:
+                return None
+            if known[1] + 1 == collider.poses:
+                return (key, "pose", (collider._prev, collider._cur))
+        fresh = copy.copy(collider)  # its candidate pairs are for this side's points
+        fresh._pairs = None
+        fresh._grid = None
+        return (key, "object", fresh)
+
+    def wait(self) -> None:
+        """The helper's answer for the frame; on a failure the frame's start is restored
+        and ``WorkerError`` raised (the caller steps it here)."""
+        self.pending = False
+        try:
+            self.helper_cpu = self.worker.answer()
+        except WorkerError:
+            np.copyto(self.pos, self._backup[0])
+            np.copyto(self.vel, self._backup[1])
+            self.mirrors.clear()
+            raise
+
+    def detach(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the state in ordinary memory (the partition is closed after)."""
+        return self.pos.copy(), self.vel.copy()
+
+    def close(self) -> None:
+        """Drop the helper's part and unmap the state (views of it must be gone)."""
+        if self.pending:
+            with contextlib.suppress(WorkerError):
+                self.wait()
+        if self.worker.alive():
+            with contextlib.suppress(WorkerError):
+                self.worker.send(("drop", self.key))
+                self.worker.answer()
+        self.pos = self.vel = self._backup = np.zeros((0, 4), dtype=np.float32)
+        if self.map is not None:
+            with contextlib.suppress(BufferError):  # views still alive: freed with them
+                self.map.close()
+            self.map = None
+
+    def _unlink(self) -> None:
+        if os.name != "nt":
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+
+def _shared(size: int) -> tuple[str, mmap.mmap]:
+    """Memory another process can map by name: a named mapping on Windows, else a file
+    (in /dev/shm where there is one) that is unlinked once both have it mapped."""
+    if os.name == "nt":
+        name = f"xof-step-{os.getpid()}-{next(_NAMES)}"
+        return name, mmap.mmap(-1, size, tagname=name)  # type: ignore[call-arg]
+    folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    handle, path = tempfile.mkstemp(prefix="xof-step-", dir=folder)
+    with os.fdopen(handle, "r+b") as f:
+        f.truncate(size)
+        return path, mmap.mmap(f.fileno(), size)

@@ -1,0 +1,129 @@
+"""A World split between this process and helper processes gives every object exactly what
+one process gives (and so what stepping it alone gives), and leaves no process behind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from addon.sim import Plane, SimSettings, Simulator, Sphere, parallel
+from addon.sim.mesh_collider import MeshCollider
+from addon.sim.world import ObjectFrame, World
+
+from .test_world import FLOOR_TRIANGLES, _cloth, _floor
+
+
+@pytest.fixture(autouse=True)
+def _no_helpers_left():
+    yield
+    parallel.shutdown()
+    assert parallel.running() == 0
+
+
+def _sheets(count: int) -> list[tuple[object, SimSettings]]:
+    """``count`` 20 x 20 sheets side by side (8,000 points for 20: split in two)."""
+    out = []
+    for i in range(count):
+        settings = SimSettings.cloth(stiffness=2e4 + 1e4 * (i % 3), damping=0.1 * (i % 2))
+        out.append((_cloth(20, 0.5, 0.6 * i, (380, 399)), settings))
+    return out
+
+
+def _rising(frame: int) -> float:
+    """A floor below the sheets (which hang from z = 1 down to 0.5) that rises into them."""
+    return 0.2 + 0.03 * frame
+
+
+def test_split_keeps_members_in_order_with_about_equal_points() -> None:
+    assert parallel.split([400] * 40, 1) == [list(range(20)), list(range(20, 40))]
+    assert parallel.split([400] * 40, 3) == [list(range(i, i + 10)) for i in (0, 10, 20, 30)]
+    assert parallel.split([6000, 100, 100, 3000], 1) == [[0], [1, 2, 3]]
+    assert parallel.split([400] * 9, 1) == [list(range(9))]  # 3,600 points: not worth it
+    assert parallel.split([400] * 40, 0) == [list(range(40))]
+    assert parallel.split([5000], 1) == [[0]]
+
+
+def test_helpers_give_the_same_positions_as_one_process() -> None:
+    scene = _sheets(20)
+    here = World([Simulator(m, s) for m, s in scene], processes=0)
+    split = World([Simulator(m, s) for m, s in scene], processes=1)
+    ball = Sphere((3.0, 0.25, 0.6), 0.3)
+    own = MeshCollider(_floor(_rising(0), -1.0, 13.0), FLOOR_TRIANGLES)
+    mirrored = MeshCollider(_floor(_rising(0), -1.0, 13.0), FLOOR_TRIANGLES)
+    for frame in range(1, 21):
+        for surface in (own, mirrored):
+            surface.move_to(_floor(_rising(frame), -1.0, 13.0))
+            if frame == 12:  # posed twice between two frames: the helper gets a new copy
+                surface.move_to(_floor(_rising(frame), -1.0, 13.0))
+        floor = Plane((0.0, 0.0, 0.1 if frame < 8 else 0.2), (0.0, 0.0, 1.0))  # a new one
+        a = here.step([ObjectFrame(colliders=(own, ball, floor))] * len(scene))
+        b = split.step([ObjectFrame(colliders=(mirrored, ball, floor))] * len(scene))
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
+        if frame == 6:  # per-object calls reach the shared state
+            for world in (here, split):
+                world.sims[15].reset()
+                world.sims[3].set_state(world.sims[4].state()[0], np.zeros((400, 3)))
+        if frame == 14:  # a setting change merges (and splits) again
+            for world in (here, split):
+                world.update_settings(17, SimSettings.cloth(stiffness=5e3))
+    assert split._batches is not None and len(split._batches) == 2
+    assert split._batches[1].remote is not None and parallel.running() == 1
+    assert mirrored.rebuilds > 0  # the surface rose into the sheets here too
+    gap = np.concatenate([np.abs(p[:, 2] - _rising(20)) for p in b])
+    assert gap.min() > 0.025 - 1e-3 and np.sum(gap < 0.026) > 10  # kept outer + margin away
+    split.close()
+
+
+def test_an_exploding_object_in_a_helper_recovers_alone() -> None:
+    scene = _sheets(20)
+    here = World([Simulator(m, s) for m, s in scene], processes=0)
+    split = World([Simulator(m, s) for m, s in scene], processes=1)
+    for world in (here, split):
+        world.step()
+        world.sims[18].vel[7, :3] = np.nan  # in the helper's part
+    a, b = here.step(), split.step()
+    assert split.sims[18].recoveries == 1 and split.sims[2].recoveries == 0
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x, y)
+
+
+def test_a_helper_that_dies_is_replaced_by_stepping_here() -> None:
+    scene = _sheets(20)
+    here = World([Simulator(m, s) for m, s in scene], processes=0)
+    split = World([Simulator(m, s) for m, s in scene], processes=1)
+    for frame in range(6):
+        if frame == 3:
+            parallel._WORKERS[0].proc.kill()
+            parallel._WORKERS[0].proc.wait()
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)
+    assert split._batches is not None and split._batches[1].remote is None
+    assert any("helper process failed" in w for w in split.sims[10].warnings)
+
+
+def test_shutdown_stops_the_helpers_and_the_world_steps_here() -> None:
+    scene = _sheets(20)
+    here = World([Simulator(m, s) for m, s in scene], processes=0)
+    split = World([Simulator(m, s) for m, s in scene], processes=1)
+    for x, y in zip(here.step(), split.step(), strict=True):
+        assert np.array_equal(x, y)
+    assert parallel.running() == 1
+    process = parallel._WORKERS[0].proc
+    parallel.shutdown()
+    assert parallel.running() == 0 and process.poll() is not None
+    for _ in range(2):
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)
+    assert parallel.running() == 0  # not restarted by the World already split
+
+
+def test_small_worlds_and_processes_zero_start_no_helper() -> None:
+    World([Simulator(m, s) for m, s in _sheets(8)]).step()  # 3,200 points
+    World([Simulator(m, s) for m, s in _sheets(20)], processes=0).step()
+    parallel.configure(0)
+    try:
+        World([Simulator(m, s) for m, s in _sheets(20)]).step()
+    finally:
+        parallel.configure(None)
+    assert parallel.running() == 0
