@@ -46,6 +46,12 @@ _BOOT = (
 _SETTINGS: dict[str, int | None] = {"processes": None}
 _WORKERS: list[StepWorker] = []
 _NAMES = itertools.count()
+_USED = {"cpu": 0.0}
+
+
+def helper_cpu() -> float:
+    """CPU seconds the helpers reported so far (benchmarks add them to this process's)."""
+    return _USED["cpu"]
 
 
 def configure(processes: int | None) -> None:
@@ -86,6 +92,31 @@ def split(sizes: list[int], helpers: int) -> list[list[int]]:
         runs[-1].append(i)
         done += size
     return runs
+
+
+class Pace:
+    """Whether the helpers make the substeps faster now (on a busy machine they may wait
+    for a core): the substeps' wall time with and without them, each a running mean; the
+    slower way is tried again every ``PROBE`` frames. Positions are the same either way."""
+
+    PROBE = 16
+
+    def __init__(self) -> None:
+        self.mean: dict[bool, float | None] = {True: None, False: None}
+        self.frames = 0
+
+    def helpers(self) -> bool:
+        """Use the helpers for this frame?"""
+        self.frames += 1
+        with_them, without = self.mean[True], self.mean[False]
+        if with_them is None or without is None:
+            return with_them is None
+        best = with_them <= without
+        return not best if self.frames % self.PROBE == 0 else best
+
+    def record(self, helped: bool, seconds: float) -> None:
+        mean = self.mean[helped]
+        self.mean[helped] = seconds if mean is None else mean + 0.3 * (seconds - mean)
 
 
 class WorkerError(RuntimeError):
@@ -129,6 +160,7 @@ class StepWorker:
             raise WorkerError(f"step helper gone: {exc}") from exc
         if reply[0] != "ok":
             raise WorkerError(f"step helper failed:\n{reply[1]}")
+        _USED["cpu"] += float(reply[1])
         return float(reply[1])
 
     def stop(self) -> None:

@@ -12,6 +12,7 @@ stepped alone (their substeps follow their own stability bound).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
-from .parallel import Partition, StepWorker, WorkerError, split, workers
+from .parallel import Pace, Partition, StepWorker, WorkerError, split, workers
 from .parallel import processes as helper_processes
 from .settings import SimSettings
 from .simulator import FramePlan, Simulator
@@ -214,6 +215,7 @@ class World:
     def __init__(self, sims: Sequence[Simulator], processes: int | None = None) -> None:
         self.sims = list(sims)
         self.processes = processes
+        self.pace = Pace()  # with the helpers or without, by the time they take
         self._batches: list[_Batch] | None = None
         self._alone: list[int] = []
 
@@ -275,16 +277,23 @@ class World:
             raise ValueError(f"{len(inputs)} frame inputs for {len(self.sims)} objects")
         batches = self._batches if self._batches is not None else self._build()
         jobs = [batch.begin(frame_dt, [inputs[i] for i in batch.members]) for batch in batches]
+        parted = any(b.remote is not None for b in batches)
+        helped = parted and self.pace.helpers()
+        began = time.perf_counter()
         away = [
-            job is not None and batch.send(job) for batch, job in zip(batches, jobs, strict=True)
+            job is not None and helped and batch.send(job)
+            for batch, job in zip(batches, jobs, strict=True)
         ]
         for batch, job, sent in zip(batches, jobs, away, strict=True):
             if job is not None and not sent:
                 batch.run(job)
-        out: list[np.ndarray | None] = [None] * len(self.sims)
         for batch, job, sent in zip(batches, jobs, away, strict=True):
             if sent and job is not None:
                 self._collect(batch, job)
+        if parted:
+            self.pace.record(helped and any(away), time.perf_counter() - began)
+        out: list[np.ndarray | None] = [None] * len(self.sims)
+        for batch, job in zip(batches, jobs, strict=True):
             for i, positions in zip(batch.members, batch.finish(job), strict=True):
                 out[i] = positions
         for i in self._alone:

@@ -50,6 +50,8 @@ def test_helpers_give_the_same_positions_as_one_process() -> None:
     ball = Sphere((3.0, 0.25, 0.6), 0.3)
     own = MeshCollider(_floor(_rising(0), -1.0, 13.0), FLOOR_TRIANGLES)
     mirrored = MeshCollider(_floor(_rising(0), -1.0, 13.0), FLOOR_TRIANGLES)
+    turns = iter([True] * 9 + [False, False, True, False] + [True] * 20)
+    split.pace.helpers = lambda: next(turns)  # type: ignore[method-assign]  # here at 10, 11, 13
     for frame in range(1, 21):
         for surface in (own, mirrored):
             surface.move_to(_floor(_rising(frame), -1.0, 13.0))
@@ -73,6 +75,27 @@ def test_helpers_give_the_same_positions_as_one_process() -> None:
     gap = np.concatenate([np.abs(p[:, 2] - _rising(20)) for p in b])
     assert gap.min() > 0.025 - 1e-3 and np.sum(gap < 0.026) > 10  # kept outer + margin away
     split.close()
+
+
+def test_pace_takes_the_faster_way_and_tries_the_other_again() -> None:
+    pace = parallel.Pace()
+    first = [pace.helpers(), pace.helpers()]
+    pace.record(True, 0.010)
+    pace.record(False, 0.020)
+    assert first == [True, True]  # nothing known: with the helpers
+    pace = parallel.Pace()
+    assert pace.helpers()
+    pace.record(True, 0.030)
+    assert not pace.helpers()  # then once without
+    pace.record(False, 0.020)
+    turns = []
+    for _ in range(40):
+        turns.append(pace.helpers())
+        pace.record(turns[-1], 0.030 if turns[-1] else 0.020)
+    assert sum(turns) == 2 and all(turns[k] for k in (13, 29))  # frames 16 and 32: a probe
+    for _ in range(12):  # the helpers got faster (a core came free): they take over
+        pace.record(True, 0.010)
+    assert pace.helpers()
 
 
 def test_an_exploding_object_in_a_helper_recovers_alone() -> None:
