@@ -276,26 +276,32 @@ class World:
         if len(inputs) != len(self.sims):
             raise ValueError(f"{len(inputs)} frame inputs for {len(self.sims)} objects")
         batches = self._batches if self._batches is not None else self._build()
-        jobs = [batch.begin(frame_dt, [inputs[i] for i in batch.members]) for batch in batches]
         parted = any(b.remote is not None for b in batches)
         helped = parted and self.pace.helpers()
         began = time.perf_counter()
-        away = [
-            job is not None and helped and batch.send(job)
-            for batch, job in zip(batches, jobs, strict=True)
-        ]
-        for batch, job, sent in zip(batches, jobs, away, strict=True):
-            if job is not None and not sent:
+        jobs: list[_Frame | None] = [None] * len(batches)
+        away = [False] * len(batches)
+        results: list[list[np.ndarray]] = [[] for _ in batches]
+        order = sorted(range(len(batches)), key=lambda b: batches[b].remote is None)
+        for b in order:  # the helpers' batches first: they start while the rest is done here
+            batch = batches[b]
+            jobs[b] = job = batch.begin(frame_dt, [inputs[i] for i in batch.members])
+            away[b] = job is not None and helped and batch.send(job)
+            if job is not None and not away[b]:
                 batch.run(job)
-        for batch, job, sent in zip(batches, jobs, away, strict=True):
-            if sent and job is not None:
-                self._collect(batch, job)
+            if not away[b]:
+                results[b] = batch.finish(job)
+        for b in order:
+            job = jobs[b]
+            if away[b] and job is not None:
+                self._collect(batches[b], job)
+                results[b] = batches[b].finish(job)
         if parted:
             self.pace.record(helped and any(away), time.perf_counter() - began)
         out: list[np.ndarray | None] = [None] * len(self.sims)
-        for batch, job in zip(batches, jobs, strict=True):
-            for i, positions in zip(batch.members, batch.finish(job), strict=True):
-                out[i] = positions
+        for batch, positions in zip(batches, results, strict=True):
+            for i, p in zip(batch.members, positions, strict=True):
+                out[i] = p
         for i in self._alone:
             f = inputs[i]
             sim = self.sims[i]
