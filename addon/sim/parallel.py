@@ -96,25 +96,30 @@ def split(sizes: list[int], helpers: int) -> list[list[int]]:
 
 class Pace:
     """Whether the helpers make the substeps faster now (on a busy machine they may wait
-    for a core): the substeps' wall time with and without them, each a running mean; the
-    slower way is tried again every ``PROBE`` frames. Positions are the same either way."""
+    for a core): the substeps' wall time with and without them, each a running mean (the
+    first frame each way left out: it warms up); the helpers first, the other way tried
+    every ``PROBE`` frames. Positions are the same either way."""
 
     PROBE = 16
 
     def __init__(self) -> None:
         self.mean: dict[bool, float | None] = {True: None, False: None}
+        self.warm = {True: False, False: False}
         self.frames = 0
 
     def helpers(self) -> bool:
         """Use the helpers for this frame?"""
         self.frames += 1
+        probe = self.frames % self.PROBE == 0
         with_them, without = self.mean[True], self.mean[False]
         if with_them is None or without is None:
-            return with_them is None
-        best = with_them <= without
-        return not best if self.frames % self.PROBE == 0 else best
+            return not probe
+        return (with_them <= without) != probe
 
     def record(self, helped: bool, seconds: float) -> None:
+        if not self.warm[helped]:
+            self.warm[helped] = True
+            return
         mean = self.mean[helped]
         self.mean[helped] = seconds if mean is None else mean + 0.3 * (seconds - mean)
 

@@ -79,23 +79,17 @@ def test_helpers_give_the_same_positions_as_one_process() -> None:
 
 def test_pace_takes_the_faster_way_and_tries_the_other_again() -> None:
     pace = parallel.Pace()
-    first = [pace.helpers(), pace.helpers()]
-    pace.record(True, 0.010)
-    pace.record(False, 0.020)
-    assert first == [True, True]  # nothing known: with the helpers
-    pace = parallel.Pace()
-    assert pace.helpers()
-    pace.record(True, 0.030)
-    assert not pace.helpers()  # then once without
-    pace.record(False, 0.020)
     turns = []
-    for _ in range(40):
+    for _ in range(63):
         turns.append(pace.helpers())
-        pace.record(turns[-1], 0.030 if turns[-1] else 0.020)
-    assert sum(turns) == 2 and all(turns[k] for k in (13, 29))  # frames 16 and 32: a probe
+        pace.record(turns[-1], 0.030 if turns[-1] else 0.020)  # slower with the helpers
+    # the helpers until the second probe of the other way (the first one warms up), then
+    # without them but for a probe at frame 48
+    assert [f + 1 for f, t in enumerate(turns) if not t][:2] == [16, 32]
+    assert all(not t for t in turns[32:47]) and turns[47] and not any(turns[48:])
     for _ in range(12):  # the helpers got faster (a core came free): they take over
         pace.record(True, 0.010)
-    assert pace.helpers()
+    assert [pace.helpers() for _ in range(3)] == [False, True, True]  # 64: a probe
 
 
 def test_an_exploding_object_in_a_helper_recovers_alone() -> None:
