@@ -139,8 +139,10 @@ class StepWorker:
             [sys.executable, "-c", _BOOT, root, name, package],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            cwd=root,  # the helper's first path entry: nothing of the user's folder shadows
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # Windows: no console
         )
+        self.last = (0.0, 0.0)  # CPU and wall seconds of the helper's last answer
         self.keys = 0
 
     def alive(self) -> bool:
@@ -166,6 +168,7 @@ class StepWorker:
         if reply[0] != "ok":
             raise WorkerError(f"step helper failed:\n{reply[1]}")
         _USED["cpu"] += float(reply[1])
+        self.last = (float(reply[1]), float(reply[2]))
         return float(reply[1])
 
     def stop(self) -> None:

@@ -7,7 +7,7 @@ objects name their classes by the parent's package (``bl_ext.<repo>.xof.addon.si
 ``addon.sim.*``); they are loaded from this process's ``sim``. Stdin closing (the parent
 gone) ends the process.
 
-Requests (the first item names it; each is answered ``("ok", cpu seconds)`` or
+Requests (the first item names it; each is answered ``("ok", cpu seconds, wall seconds)`` or
 ``("error", text)``):
 - ``("build", key, solvers, path, n)``: partition ``key``: its members' solvers (merged
   here, as the parent merged them: a pickle would not keep the merge's buffers' views)
@@ -101,7 +101,7 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
         except EOFError:
             break
         kind = request[0]
-        began = time.process_time()
+        began, clock = time.process_time(), time.perf_counter()
         try:
             if kind == "build":
                 key, members, path, n = request[1:]
@@ -112,7 +112,8 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
                 part = parts.pop(request[1], None)
                 if part is not None:
                     part.close()
-            reply: tuple[Any, ...] = ("ok", time.process_time() - began)
+            spent = (time.process_time() - began, time.perf_counter() - clock)
+            reply: tuple[Any, ...] = ("ok", *spent)
         except Exception:
             reply = ("error", traceback.format_exc())
         pickle.dump(reply, sink, protocol=pickle.HIGHEST_PROTOCOL)
