@@ -97,8 +97,8 @@ def split(sizes: list[int], helpers: int) -> list[list[int]]:
 class Pace:
     """Whether the helpers make the substeps faster now (on a busy machine they may wait
     for a core): the substeps' wall time with and without them, each a running mean (the
-    first frame each way left out: it warms up); the helpers first, the other way tried
-    every ``PROBE`` frames. Positions are the same either way."""
+    first frame each way left out: it warms up); two frames each way to begin with, then
+    the faster, the other tried every ``PROBE`` frames. Positions are the same either way."""
 
     PROBE = 16
 
@@ -113,7 +113,7 @@ class Pace:
         probe = self.frames % self.PROBE == 0
         with_them, without = self.mean[True], self.mean[False]
         if with_them is None or without is None:
-            return not probe
+            return with_them is None
         return (with_them <= without) != probe
 
     def record(self, helped: bool, seconds: float) -> None:

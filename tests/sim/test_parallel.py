@@ -83,10 +83,10 @@ def test_pace_takes_the_faster_way_and_tries_the_other_again() -> None:
     for _ in range(63):
         turns.append(pace.helpers())
         pace.record(turns[-1], 0.030 if turns[-1] else 0.020)  # slower with the helpers
-    # the helpers until the second probe of the other way (the first one warms up), then
-    # without them but for a probe at frame 48
-    assert [f + 1 for f, t in enumerate(turns) if not t][:2] == [16, 32]
-    assert all(not t for t in turns[32:47]) and turns[47] and not any(turns[48:])
+    # two frames with the helpers and two without (the first of each warms up), then
+    # without them but for probes at frames 16, 32 and 48
+    assert turns[:4] == [True, True, False, False]
+    assert [f + 1 for f, t in enumerate(turns) if t][2:] == [16, 32, 48]
     for _ in range(12):  # the helpers got faster (a core came free): they take over
         pace.record(True, 0.010)
     assert [pace.helpers() for _ in range(3)] == [False, True, True]  # 64: a probe
