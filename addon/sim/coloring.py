@@ -20,19 +20,25 @@ import numpy as np
 
 
 def colour_groups(
-    springs: np.ndarray, point_count: int, by_stride: bool = False
+    springs: np.ndarray,
+    point_count: int,
+    by_stride: bool = False,
+    columns: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """Spring indices per colour, each sorted ascending; together they cover every spring.
-    ``by_stride``: try ``stride_colours`` first."""
+    ``by_stride``: try ``stride_colours`` first. ``columns``: the springs' two ends as
+    contiguous intp arrays, when the caller has them (else copied from ``springs``)."""
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)
-    strided = stride_colours(pairs, point_count) if by_stride else None
+    index = np.intp  # numpy converts any other index type on every fancy index
+    if columns is None:
+        columns = pairs[:, 0].astype(index), pairs[:, 1].astype(index)
+    first, second = columns
+    strided = stride_colours(pairs, point_count, columns) if by_stride else None
     if strided is not None:
         return strided
     count = pairs.shape[0]
-    index = np.intp  # numpy converts any other index type on every fancy index
     groups: list[np.ndarray] = []
     remaining = np.arange(count, dtype=index)
-    first, second = pairs[:, 0].astype(index), pairs[:, 1].astype(index)
     # the reversed numbers themselves rank the springs (only their order matters), with
     # ``none`` above them all for a point no candidate claims
     priority, none = reversed_bits(count, index)
@@ -42,28 +48,34 @@ def colour_groups(
         used[:] = False
         parts: list[np.ndarray] = []
         candidates = remaining
-        a, b = np.take(first, candidates), np.take(second, candidates)
-        rank = np.take(priority, candidates)
+        if candidates.size == count:  # the first colour: every spring, in order (read only)
+            a, b, rank = first, second, priority
+        else:
+            a, b = np.take(first, candidates), np.take(second, candidates)
+            rank = np.take(priority, candidates)
         while candidates.size:
-            # take/put, and one index list for the four compressions: cheaper than fancy
-            # and boolean indexing
-            np.put(claim, a, none)  # reset only what this round touches (rounds shrink fast)
-            np.put(claim, b, none)
+            # take, index setting (np.put with one value is slower), and one index list for
+            # the four compressions: cheaper than fancy and boolean indexing
+            if 8 * candidates.size > point_count:  # a big round: one fill is cheaper
+                claim.fill(none)
+            else:  # reset only what this round touches (rounds shrink fast)
+                claim[a] = none
+                claim[b] = none
             np.minimum.at(claim, a, rank)
             np.minimum.at(claim, b, rank)
             chosen = np.take(claim, a) == rank
             chosen &= np.take(claim, b) == rank
             picked = np.flatnonzero(chosen)
             parts.append(np.take(candidates, picked))
-            np.put(used, np.take(a, picked), True)
-            np.put(used, np.take(b, picked), True)
+            used[np.take(a, picked)] = True
+            used[np.take(b, picked)] = True
             busy = np.take(used, a)
             busy |= np.take(used, b)
             free = np.flatnonzero(~busy)
             candidates, a, b, rank = (np.take(x, free) for x in (candidates, a, b, rank))
         taken = np.zeros(count, dtype=bool)
         for part in parts:
-            np.put(taken, part, True)
+            taken[part] = True
         groups.append(np.flatnonzero(taken))
         remaining = np.take(remaining, np.flatnonzero(~np.take(taken, remaining)))
     del claim, used, priority, first, second
@@ -76,7 +88,9 @@ def colour_groups(
     return groups
 
 
-def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | None:
+def stride_colours(
+    pairs: np.ndarray, point_count: int, columns: tuple[np.ndarray, np.ndarray] | None = None
+) -> list[np.ndarray] | None:
     """Colours from the strides ``d = b - a`` (``a < b``) when they take at most two values
     (a row-major grid's limiters of one level: along rows and along columns), or None.
 
@@ -87,12 +101,14 @@ def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | No
     with ``c = 1 - k`` is tried first: on a grid it steps by one along rows and columns both,
     so a point's four springs get four colours, each colour holding both directions (diagonal
     stripes; one direction per colour lets the cloth stretch more, tests/bench/README.md).
-    It holds only where a row's springs stay within a row: checked at both ends."""
+    It holds only where a row's springs stay within a row: checked at both ends.
+    ``columns``: the two ends as contiguous arrays, when the caller has them."""
     count = pairs.shape[0]
     if count == 0:
         return None
-    low = np.minimum(pairs[:, 0], pairs[:, 1])
-    stride = np.maximum(pairs[:, 0], pairs[:, 1])
+    first, second = columns if columns is not None else (pairs[:, 0], pairs[:, 1])
+    low = np.minimum(first, second)
+    stride = np.maximum(first, second)
     stride -= low
     small, large = int(stride.min()), int(stride.max())
     if small <= 0:
@@ -100,38 +116,41 @@ def stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | No
     wide = stride == large
     if small != large and not np.all(wide | (stride == small)):
         return None
-    colour: np.ndarray | None = None
+    groups: list[np.ndarray] | None = None
     if small != large and large % small == 0:
         colour = low // small
         colour += ((1 - large // small) % 4) * (low // large)
         colour += 2 * wide
         colour &= 3
-        if not _one_per_point(low, low + stride, colour, point_count):
-            colour = None
-    if colour is None:
+        groups = _one_per_point(low, low + stride, colour, point_count)
+    if groups is None:
         colour = np.floor_divide(low, stride, out=stride)
         colour &= 1
         colour += 2 * wide
-        if not _one_per_point(low, None, colour, point_count):
-            return None  # a repeated pair: match instead
-    del low, wide, stride
-    groups = [np.flatnonzero(colour == c) for c in range(4)]
-    return [g for g in groups if g.size]
+        groups = _one_per_point(low, None, colour, point_count)
+    return groups  # None: a repeated pair, match instead
 
 
 def _one_per_point(
     low: np.ndarray, high: np.ndarray | None, colour: np.ndarray, point_count: int
-) -> bool:
-    """Whether no point has two springs of one colour (of 4) at its ``low`` ends (and at its
-    ``high`` ends too, when given)."""
-    slot = low * 4
-    slot += colour
-    if high is not None:
-        other = high * 4
-        other += colour
-        slot = np.concatenate([slot, other])
-        del other
-    return int(np.bincount(slot, minlength=4 * point_count).max()) <= 1
+) -> list[np.ndarray] | None:
+    """The springs of each colour (of 4; ascending, empty colours left out) when no point
+    has two springs of one colour at its ``low`` ends (and at its ``high`` ends too, when
+    given), else None. A colour's ends are distinct when marking them marks as many points."""
+    order = np.argsort(colour.astype(np.uint8), kind="stable")  # a radix sort: 8-bit keys
+    counts = np.bincount(colour, minlength=4)
+    groups = [g for g in np.split(order, np.cumsum(counts)[:-1]) if g.size]
+    mark = np.zeros(max(point_count, 1), dtype=bool)
+    for members in groups:
+        mark[:] = False
+        mark[np.take(low, members)] = True
+        ends = members.size
+        if high is not None:
+            mark[np.take(high, members)] = True
+            ends *= 2
+        if np.count_nonzero(mark) != ends:
+            return None
+    return groups
 
 
 # A tail larger than this fraction of the springs is left alone (the walk is Python, per step)
@@ -160,10 +179,13 @@ def _absorb_tail(pairs: np.ndarray, groups: list[np.ndarray], n: int) -> list[np
         return groups
     colour = np.full(pairs.shape[0], -1, dtype=np.int64)
     at_table = np.full((n, colours), -1, dtype=np.int64)  # the spring of each colour per point
+    at_flat = at_table.reshape(-1)
+    first, second = pairs[:, 0] * colours, pairs[:, 1] * colours
     for c, members in enumerate(kept):
         colour[members] = c
-        at_table[pairs[members, 0], c] = members
-        at_table[pairs[members, 1], c] = members
+        at_flat[first[members] + c] = members
+        at_flat[second[members] + c] = members
+    del first, second
     state = _Colouring(pairs, colour, at_table)
     budget = MAX_WALK_FACTOR * tail.size + min(n, MAX_WALK_POINTS)
     left: list[int] = []
@@ -238,14 +260,16 @@ def reversed_bits(count: int, dtype: type = np.int64) -> tuple[np.ndarray, int]:
     distinct: they rank the indices as ``bit_reversed_ranks`` does.
     """
     bits = max(int(count - 1).bit_length(), 1)
-    ids: np.ndarray = np.arange(count, dtype=dtype)
-    out: np.ndarray = np.zeros(count, dtype=dtype)
-    table: np.ndarray = _REVERSED_BYTES.astype(dtype)
-    for low in range(0, bits, 8):  # a byte at a time through a table of reversed bytes
-        width = min(8, bits - low)
-        byte = (ids >> low) & ((1 << width) - 1)
-        out |= np.take(table >> (8 - width), byte) << (bits - low - width)
-    return out, 1 << bits
+    # reversed in k bits, the numbers below 2 ** k are those in k - 1 bits doubled, then
+    # the same plus one (the top bit read backwards is the lowest): k doublings
+    out: np.ndarray = np.zeros(1 << bits, dtype=dtype)
+    size = 1
+    for _ in range(bits):
+        half = out[:size]
+        half *= 2
+        np.add(half, 1, out=out[size : 2 * size])
+        size *= 2
+    return out[:count], 1 << bits
 
 
 def bit_reversed_ranks(count: int) -> np.ndarray:
@@ -256,6 +280,3 @@ def bit_reversed_ranks(count: int) -> np.ndarray:
     present = np.zeros(top, dtype=np.int64)
     present[values] = 1
     return np.cumsum(present)[values] - 1
-
-
-_REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)

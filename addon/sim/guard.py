@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import ClothModel, SpringKind
+from .model import ClothModel, SpringKind, rows_of
 from .rows import squared_lengths
 
 
@@ -24,12 +24,19 @@ def _finite(rows: np.ndarray) -> bool:
 class ExplosionGuard:
     def __init__(self, model: ClothModel, max_speed: float, max_stretch: float) -> None:
         free = ~model.pinned
-        watched = (model.kinds == SpringKind.STRUCTURAL) & (
-            free[model.springs[:, 0]] | free[model.springs[:, 1]]
-        )
-        self.a = np.ascontiguousarray(model.springs[watched, 0], dtype=np.intp)
-        self.b = np.ascontiguousarray(model.springs[watched, 1], dtype=np.intp)
-        rest = model.rest_lengths[watched]
+        structural = np.flatnonzero(model.kinds == SpringKind.STRUCTURAL)
+        ends = rows_of(model.springs, structural)  # only these are looked at
+        first = np.ascontiguousarray(ends[:, 0], dtype=np.intp)
+        second = np.ascontiguousarray(ends[:, 1], dtype=np.intp)
+        del ends
+        watched = free[first]
+        watched |= free[second]
+        if watched.all():
+            self.a, self.b = first, second
+            rest = rows_of(model.rest_lengths, structural)
+        else:
+            self.a, self.b = first[watched], second[watched]
+            rest = model.rest_lengths[structural[watched]]
         typical = float(np.median(rest)) if rest.size else 0.0
         # zero-length rest springs are judged against the typical length instead
         self.inverse_limit_squared = 1.0 / ((max_stretch * np.maximum(rest, typical)) ** 2 + 1e-12)

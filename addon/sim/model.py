@@ -36,11 +36,22 @@ def _per_point(values: np.ndarray | None, count: int, name: str, warnings: list[
 def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """``|points[j] - points[i]|`` per pair, one coordinate column at a time."""
     total = np.zeros(pairs.shape[0], dtype=np.float64)
+    first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
     for axis in range(3):
         column = np.ascontiguousarray(points[:, axis])
-        d = np.take(column, pairs[:, 1]) - np.take(column, pairs[:, 0])
-        total += d * d
-    return np.sqrt(total)
+        d = column[second]
+        d -= column[first]
+        d *= d
+        total += d
+    return np.sqrt(total, out=total)
+
+
+def rows_of(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[ids]`` for ascending distinct ``ids``: a view when they are one run (as a
+    kind's springs are in the order ``merge_with_kinds`` gives), else a copy."""
+    if ids.size and int(ids[-1]) - int(ids[0]) + 1 == ids.size:
+        return values[int(ids[0]) : int(ids[-1]) + 1]
+    return values[ids]
 
 
 def _faces(

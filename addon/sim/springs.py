@@ -72,15 +72,22 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     lo = np.minimum(a, b)
     hi = np.maximum(a, b)
     keep = lo != hi
-    keys = np.unique(lo[keep] * n + hi[keep])
-    return _decode(keys, n)
+    if keep.all():  # no self-pair (faces without repeated corners): nothing to compress
+        keys = lo * n
+        keys += hi
+    else:
+        keys = lo[keep] * n + hi[keep]
+    del lo, hi, keep
+    return _decode(np.unique(keys), n)
 
 
 def _decode(keys: np.ndarray, n: int) -> np.ndarray:
     out = np.empty((keys.size, 2), dtype=np.int64)
     if n:
-        np.floor_divide(keys, n, out=out[:, 0])
-        np.remainder(keys, n, out=out[:, 1])
+        first = keys // n  # keys are non-negative: the remainder is keys - first * n
+        out[:, 0] = first
+        first *= n
+        np.subtract(keys, first, out=out[:, 1])
     return out
 
 
@@ -90,14 +97,36 @@ def _encode(pairs: np.ndarray, n: int) -> np.ndarray:
 
 
 def _without(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarray:
+    """``pairs`` (ascending, ``i < j``) less those in ``excluded``. A pair can only be one of
+    its own stride ``j - i``: only the pairs of a stride some excluded pair has are looked up
+    (none on a grid, whose structural, shear and bend strides all differ)."""
     if not excluded or not pairs.size:
         return pairs
+    parts = [np.asarray(e, dtype=np.int64).reshape(-1, 2) for e in excluded]
+    if all(not e.size or (int(e.min()) >= 0 and int(e.max()) < n) for e in parts):
+        has = np.zeros(max(n, 1), dtype=bool)
+        for e in parts:
+            has[np.abs(e[:, 1] - e[:, 0])] = True
+        maybe = np.take(has, pairs[:, 1] - pairs[:, 0])
+        if not maybe.any():
+            return pairs
+        if not maybe.all():
+            rows = np.flatnonzero(maybe)
+            drop = rows[~_kept(pairs[rows], parts, n)]
+            keep = np.ones(pairs.shape[0], dtype=bool)
+            keep[drop] = False
+            return pairs[keep]
+    return pairs[_kept(pairs, parts, n)]
+
+
+def _kept(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarray:
+    """Per pair, whether it is in none of ``excluded`` (keys compared, as encoded)."""
     ex = np.sort(np.concatenate([_encode(e, n) for e in excluded]), kind="stable")
     if not ex.size:
-        return pairs
+        return np.ones(pairs.shape[0], dtype=bool)
     keys = _encode(pairs, n)
     found = np.searchsorted(ex, keys).clip(max=ex.size - 1)
-    return pairs[ex[found] != keys]
+    return ex[found] != keys
 
 
 def face_edges(
@@ -158,6 +187,40 @@ def _face_turns(sizes: np.ndarray, verts: np.ndarray, graph: Directed) -> tuple[
     return out[0][ok], out[1][ok]
 
 
+TURN_MARGIN = 1e-9  # slack for the rounding of a differently summed cosine (the d x d tables)
+
+
+def _turns_bent(sizes: np.ndarray, verts: np.ndarray, positions: np.ndarray) -> bool:
+    """Whether every face corner ``p -> v -> q`` turns by more than the bend pairs' angle:
+    its cosine at ``v`` is at least ``STRAIGHT_COSINE`` (with a margin). Then a turn is
+    never the partner kept, masked or not (a most opposite partner that is a turn is too
+    close to keep, and so is any other), and the turn lookup can be skipped. Corners with a
+    non-negative dot product pass at once; the others are measured."""
+    if not verts.size or int(verts.max()) >= positions.shape[0] or int(verts.min()) < 0:
+        return False
+    nxt = _next_corner(sizes)
+    prv = np.empty_like(nxt)
+    prv[nxt] = np.arange(nxt.size, dtype=np.int64)
+    after = []  # q - v per corner, per axis
+    for axis in range(3):
+        here = np.take(np.ascontiguousarray(positions[:, axis]), verts)
+        after.append(np.take(here, nxt) - here)
+    # (p - v) . (q - v) = -(v - p) . (q - v), and v - p is the previous corner's ``after``
+    dot = np.take(after[0], prv) * after[0]
+    for axis in (1, 2):
+        dot += np.take(after[axis], prv) * after[axis]
+    wide = np.flatnonzero(~(dot <= 0.0))  # a negative (p - v) . (q - v), or NaN
+    if not wide.size:
+        return True
+    u = [-np.take(np.take(w, prv), wide) for w in after]
+    w = [np.take(c, wide) for c in after]
+    dots = u[0] * w[0] + u[1] * w[1] + u[2] * w[2]
+    norms = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    norms *= np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    cosine = dots / np.maximum(norms, 1e-30)
+    return bool(np.all(cosine >= STRAIGHT_COSINE + TURN_MARGIN))
+
+
 def _turn_mask(graph: Directed, turns: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Flags over every point's ``(d, d)`` table of neighbour pairs (tables laid end to end,
     points in order): True where the two neighbours are a face's corners either side of the
@@ -177,10 +240,14 @@ def _turn_mask(graph: Directed, turns: tuple[np.ndarray, ...]) -> tuple[np.ndarr
 
 
 def _opposite_partners(
-    graph: Directed, positions: np.ndarray, flags: np.ndarray, table_start: np.ndarray
+    graph: Directed,
+    positions: np.ndarray,
+    flags: np.ndarray | None,
+    table_start: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every ``(a, b)`` where ``b`` is the neighbour of ``v`` most opposite ``a`` (smallest
-    cosine, ties: smallest ``b``), not a face turn, at an angle wider than 135 degrees."""
+    cosine, ties: smallest ``b``), not a face turn, at an angle wider than 135 degrees.
+    ``flags`` None: no turn is that wide (``_turns_bent``), so none needs masking."""
     firsts: list[np.ndarray] = []
     seconds: list[np.ndarray] = []
     columns = [np.ascontiguousarray(positions[:, axis]) for axis in range(3)]
@@ -203,8 +270,9 @@ def _opposite_partners(
             norm = np.sqrt(np.einsum("vik,vik->vi", offsets, offsets))
             cosine = np.einsum("vik,vjk->vij", offsets, offsets)
             cosine /= np.maximum(norm[:, :, None] * norm[:, None, :], 1e-30)
-            start = table_start[v][:, None] + np.arange(d * d)
-            np.copyto(cosine, np.inf, where=np.take(flags, start).reshape(-1, d, d))
+            if flags is not None and table_start is not None:
+                start = table_start[v][:, None] + np.arange(d * d)
+                np.copyto(cosine, np.inf, where=np.take(flags, start).reshape(-1, d, d))
             cosine[:, np.arange(d), np.arange(d)] = np.inf
             best, best_cos = first_min(cosine)
             keep = best_cos < STRAIGHT_COSINE
@@ -218,8 +286,8 @@ def _opposite_partners(
 def _column_partners(
     graph: Directed,
     columns: list[np.ndarray],
-    flags: np.ndarray,
-    table_start: np.ndarray,
+    flags: np.ndarray | None,
+    table_start: np.ndarray | None,
     block: Block,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``_opposite_partners`` for a low-degree block, slot pair by slot pair on ``(V,)``
@@ -230,7 +298,7 @@ def _column_partners(
     offsets = [[np.take(columns[k], nbr[j]) - here[k] for k in range(3)] for j in range(d)]
     norm = [np.sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]) for o in offsets]
     del here
-    table = table_start[block.points]
+    table = None if table_start is None else table_start[block.points]
     out, term = np.empty(size), np.empty(size)
     turn = np.empty(size, dtype=bool)
 
@@ -239,18 +307,22 @@ def _column_partners(
         np.multiply(norm[i], norm[j], out=term)
         np.maximum(term, 1e-30, out=term)
         np.divide(out, term, out=out)
-        np.take(flags, table + (i * d + j), out=turn)
-        np.copyto(out, np.inf, where=turn)
+        if flags is not None and table is not None:
+            np.take(flags, table + (i * d + j), out=turn)
+            np.copyto(out, np.inf, where=turn)
         return out
 
     slot, best = first_min_columns(d, d, size, cosine)
     keep = best < STRAIGHT_COSINE
-    stacked = np.stack(nbr)  # (d, V) neighbour ids
+    stacked = np.stack(nbr).reshape(-1)  # (d * V) neighbour ids, slot by slot
     firsts, seconds = [], []
     for j in range(d):
         rows = np.flatnonzero(keep[j])
         firsts.append(nbr[j][rows])
-        seconds.append(stacked[slot[j, rows], rows])
+        at = np.take(slot[j], rows)
+        at *= size
+        at += rows
+        seconds.append(np.take(stacked, at))
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
@@ -277,7 +349,10 @@ def bend_springs(
     if not edges.size:
         return np.empty((0, 2), dtype=np.int64)
     graph = directed(edges, n, by_destination=True)
-    flags, table_start = _turn_mask(graph, _face_turns(sizes, verts, graph))
+    flags: np.ndarray | None = None
+    table_start: np.ndarray | None = None
+    if not _turns_bent(sizes, verts, pos):
+        flags, table_start = _turn_mask(graph, _face_turns(sizes, verts, graph))
     a, b = _opposite_partners(graph, pos, flags, table_start)
     if not a.size:
         return np.empty((0, 2), dtype=np.int64)
@@ -305,23 +380,38 @@ def merge_with_kinds(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.uint8)
     allpairs = np.concatenate(parts)
     source = np.repeat(np.arange(len(parts), dtype=np.uint8), [p.shape[0] for p in parts])
-    lo = np.minimum(allpairs[:, 0], allpairs[:, 1])
-    hi = np.maximum(allpairs[:, 0], allpairs[:, 1])
-    keep = lo != hi
-    if not keep.all():
-        lo, hi, source = lo[keep], hi[keep], source[keep]
+    # canonical already (the builders' output): the concatenation is the answer's pairs
+    canonical = bool(np.all(allpairs[:, 0] < allpairs[:, 1]))
+    if canonical:
+        lo, hi, keep = allpairs[:, 0], allpairs[:, 1], None
+    else:
+        lo = np.minimum(allpairs[:, 0], allpairs[:, 1])
+        hi = np.maximum(allpairs[:, 0], allpairs[:, 1])
+        keep = lo != hi
+        if keep.all():
+            keep = None
+        else:
+            lo, hi, source = lo[keep], hi[keep], source[keep]
     n = int(hi.max()) + 1 if hi.size else 1
     keys = lo * n
     keys += hi
-    if keep.all() and _distinct_parts(keys, hi - lo, [p.shape[0] for p in parts], n):
-        return np.stack([lo, hi], axis=1), source
+
+    def pairs(rows: np.ndarray | None = None) -> np.ndarray:
+        if canonical:
+            return allpairs if rows is None else allpairs[rows]
+        if rows is None:
+            return np.stack([lo, hi], axis=1)
+        return np.stack([lo[rows], hi[rows]], axis=1)
+
+    if keep is None and _distinct_parts(keys, hi - lo, [p.shape[0] for p in parts], n):
+        return pairs(), source
     ordered = np.sort(keys)
     if not np.any(ordered[1:] == ordered[:-1]):  # no repeats (the builders' output): as is
-        return np.stack([lo, hi], axis=1), source
+        return pairs(), source
     del ordered
     _, first = np.unique(keys, return_index=True)
     first.sort()
-    return np.stack([lo[first], hi[first]], axis=1), source[first]
+    return pairs(first), source[first]
 
 
 def _distinct_parts(keys: np.ndarray, stride: np.ndarray, sizes: list[int], n: int) -> bool:
@@ -335,5 +425,5 @@ def _distinct_parts(keys: np.ndarray, stride: np.ndarray, sizes: list[int], n: i
         start += size
         if not np.all(part[1:] > part[:-1]) or np.take(seen, part_stride).any():
             return False
-        np.put(seen, part_stride, True)
+        seen[part_stride] = True
     return True

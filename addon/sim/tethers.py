@@ -51,6 +51,10 @@ def components(springs: np.ndarray, n: int) -> np.ndarray:
     a, b = pairs[:, 0], pairs[:, 1]
     while True:
         la, lb = label[a], label[b]
+        # every root is its own label, so a round changes nothing exactly when no spring
+        # joins two labels: seen here instead of by a round of hooking
+        if np.array_equal(la, lb):
+            return label
         low = np.minimum(la, lb)
         hooked = label.copy()
         np.minimum.at(hooked, la, low)
@@ -60,8 +64,6 @@ def components(springs: np.ndarray, n: int) -> np.ndarray:
             if np.array_equal(jumped, hooked):
                 break
             hooked = jumped
-        if np.array_equal(hooked, label):
-            return label
         label = hooked
 
 
@@ -75,26 +77,45 @@ def _nearest_pins(
     pin_pos = rest[pin_ids]
     pin_label = label[pin_ids]
     rows = max(1, CHUNK_ELEMENTS // max(p, 1))
+    columns = [np.ascontiguousarray(rest[:, axis]) for axis in range(3)]
     take = min(k, p)
     for start in range(0, m, rows):
         chunk = points[start : start + rows]
         d2 = np.zeros((chunk.size, p), dtype=np.float64)
         for axis in range(3):
-            diff = rest[chunk, axis][:, None] - pin_pos[None, :, axis]
+            diff = columns[axis][chunk][:, None] - pin_pos[None, :, axis]
             d2 += diff * diff
         d2[label[chunk][:, None] != pin_label[None, :]] = np.inf
         if take < p:
             best = np.argpartition(d2, take - 1, axis=1)[:, :take]
         else:
             best = np.broadcast_to(np.arange(p), (chunk.size, p))
-        best_d2 = np.take_along_axis(d2, best, axis=1)
-        order = np.argsort(best_d2, axis=1, kind="stable")
-        best = np.take_along_axis(best, order, axis=1)
-        best_d2 = np.take_along_axis(best_d2, order, axis=1)
+        if take == p == 2:  # two pins: the stable sort of each row is one comparison
+            best, best_d2 = _sorted_pairs(d2)
+        else:
+            best_d2 = np.take_along_axis(d2, best, axis=1)
+            order = np.argsort(best_d2, axis=1, kind="stable")
+            best = np.take_along_axis(best, order, axis=1)
+            best_d2 = np.take_along_axis(best_d2, order, axis=1)
         found = np.isfinite(best_d2)
         ids[start : start + chunk.size, :take] = np.where(found, pin_ids[best], -1)
         dist[start : start + chunk.size, :take] = np.sqrt(best_d2)
     return ids, dist
+
+
+def _sorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``(M, 2)`` ``d2``: the column order of a stable ascending sort (NaN last,
+    as ``np.argsort`` puts it) and the sorted values."""
+    first, second = d2[:, 0], d2[:, 1]
+    swap = second < first
+    swap |= np.isnan(first) & ~np.isnan(second)
+    order = np.zeros(d2.shape, dtype=np.intp)
+    order[:, 0] = swap
+    order[:, 1] = ~swap
+    values = np.empty_like(d2)
+    values[:, 0] = np.where(swap, second, first)
+    values[:, 1] = np.where(swap, first, second)
+    return order, values
 
 
 def build_tethers(

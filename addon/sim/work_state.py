@@ -87,9 +87,10 @@ class PassPlan:
         """Make ``head`` (distinct ids) the start of the order; the take that does it, or
         None when the order already starts so."""
         n = self.n
-        if self._order is not None and np.array_equal(self._order[: head.size], head):
+        if self._order is not None and _starts_with(self._order, head):
             return None
-        untouched = np.ones(n, dtype=bool)
+        untouched = self._shared.untouched
+        untouched.fill(True)
         untouched[head] = False
         order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp, copy=False)
         key = (self._head, id(head))
@@ -99,7 +100,7 @@ class PassPlan:
             self._shared.orders[key] = reorder
         self._order = order
         self._position = np.empty(n, dtype=np.intp)
-        self._position[order] = np.arange(n, dtype=np.intp)
+        self._position[order] = self._shared.identity
         self._head = id(head)
         return reorder
 
@@ -143,9 +144,20 @@ def pass_plans(
         chosen_views = [views[i] for i in chosen]
         plans.append(PassPlan(chosen_groups, chosen_views, point_count, slots, shared))
     shared.orders.clear()  # only needed while building
+    shared.untouched = shared.identity = np.empty(0, dtype=np.intp)
     for plan in plans:
         plan.forget_build()
     return plans
+
+
+def _starts_with(order: np.ndarray, head: np.ndarray) -> bool:
+    """``order[: head.size] == head``, a few items compared before all of them."""
+    if head.size > order.size:
+        return False
+    probe = min(head.size, 64)
+    if not np.array_equal(order[:probe], head[:probe]):
+        return False
+    return bool(np.array_equal(order[: head.size], head))
 
 
 class _Shared:
@@ -159,3 +171,5 @@ class _Shared:
             np.zeros(point_count, np.complex128),
         )
         self.orders: dict[tuple[int, int], np.ndarray] = {}
+        self.untouched = np.empty(point_count, dtype=bool)  # work arrays of the build
+        self.identity = np.arange(point_count, dtype=np.intp)

@@ -16,6 +16,7 @@ structural; even ones span 8, shear and structural.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ import numpy as np
 from .coloring import colour_groups
 from .constraint_pass import ConstraintGroup, Mode
 from .limiters import limiter_levels
-from .model import ClothModel, SpringKind
+from .model import ClothModel, SpringKind, rows_of
 from .settings import SimSettings
 from .tethers import TetherSlot, build_tethers, share_work
 
@@ -87,6 +88,13 @@ def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
     return np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
 
 
+CHUNK = 1 << 15  # springs or limiters looked at a time (their temporaries stay in cache)
+
+
+def _chunks(size: int) -> range:
+    return range(0, size, CHUNK)
+
+
 def limiter_sets(
     model: ClothModel, settings: SimSettings, inv_mass: np.ndarray
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
@@ -94,54 +102,111 @@ def limiter_sets(
     ``(k,)``), and per model spring the span-2 limit of a bend spring on the same pair
     (NaN elsewhere): those limits ride on the bend spring instead."""
     springs, n = model.springs, model.point_count
-    structural = model.kinds == SpringKind.STRUCTURAL
+    structural = _kind_rows(model.kinds, SpringKind.STRUCTURAL)
     levels = limiter_levels(
         springs[structural],
         model.rest_lengths[structural],
         model.rest_positions,
         limiter_level_count(settings, model),
     )
-    low = np.minimum(springs[:, 0], springs[:, 1])
-    spring_stride = np.maximum(springs[:, 0], springs[:, 1])
-    spring_stride -= low
-    spring_keys = low * n
-    spring_keys += low + spring_stride
-    del low
+    del structural
     # a limiter (a, b) can only be a spring of the same stride b - a: only those springs
     # are sorted, and only limiters of a spring's stride are looked up
     chain_stride = np.zeros(max(n, 1), dtype=bool)
     for pairs, _ in levels:
-        np.put(chain_stride, pairs[:, 1] - pairs[:, 0], True)
-    candidate = np.take(chain_stride, spring_stride)
-    sorted_keys = np.sort(spring_keys[candidate] if not candidate.all() else spring_keys)
-    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])  # the same among the others
+        for lo in _chunks(pairs.shape[0]):
+            part = pairs[lo : lo + CHUNK]
+            chain_stride[part[:, 1] - part[:, 0]] = True
     spring_has = np.zeros(max(n, 1), dtype=bool)
-    np.put(spring_has, spring_stride[candidate], True)
-    del spring_stride, candidate, chain_stride
+    candidates: list[np.ndarray] = []
+    for lo in _chunks(springs.shape[0]):
+        low, high = _ordered(springs[lo : lo + CHUNK])
+        stride = high - low
+        wanted = chain_stride[stride]
+        if wanted.any():
+            spring_has[stride[wanted]] = True
+            candidates.append(low[wanted] * n + high[wanted])
+    sorted_keys = np.concatenate(candidates) if candidates else np.empty(0, dtype=np.int64)
+    del candidates, chain_stride
+    if sorted_keys.size > 1 and not np.all(sorted_keys[1:] >= sorted_keys[:-1]):
+        sorted_keys.sort()
+    unique = not np.any(sorted_keys[1:] == sorted_keys[:-1])  # the same among the others
     bend_ids = np.flatnonzero(model.kinds == SpringKind.BEND)
     bend_limit = np.full(springs.shape[0], np.nan)
+    pins = np.flatnonzero(inv_mass <= 0) if np.all(inv_mass >= 0) else None
     sets: list[tuple[np.ndarray, np.ndarray]] = []
     for level, (pairs, limits) in enumerate(levels):
-        keys = _pair_keys(pairs, n)  # ascending: chain_pairs sorts its pairs
-        hit = np.zeros(keys.size, dtype=bool)
-        maybe = np.flatnonzero(np.take(spring_has, pairs[:, 1] - pairs[:, 0]))
+        # limiter_levels gives a < b, ascending: sorted queries, a fast search (random
+        # ones miss the cache at every step)
+        maybe = _rows(pairs, lambda p: spring_has[p[:, 1] - p[:, 0]])
+        hit = None
         if sorted_keys.size and maybe.size:
-            # sorted queries: a fast search (random ones miss the cache at every step)
-            wanted = keys[maybe] if maybe.size < keys.size else keys
-            found = np.searchsorted(sorted_keys, wanted).clip(max=sorted_keys.size - 1)
-            hit[maybe] = sorted_keys[found] == wanted
-        if level == 0 and bend_ids.size and sorted_keys.size:  # chains that are bend springs
-            _limit_bend(bend_limit, bend_ids, spring_keys, keys, limits, unique)
-        ends, ends_limits = (pairs[~hit], limits[~hit]) if hit.any() else (pairs, limits)
-        keep = (inv_mass[ends[:, 0]] + inv_mass[ends[:, 1]]) > 0
-        sets.append((ends[keep], ends_limits[keep]) if not keep.all() else (ends, ends_limits))
+            keys = pairs[maybe, 0] * n
+            keys += pairs[maybe, 1]
+            if np.array_equal(sorted_keys, keys):  # on a grid: the span-2 ones, bend springs
+                hit = maybe
+            else:
+                found = np.searchsorted(sorted_keys, keys).clip(max=sorted_keys.size - 1)
+                hit = maybe[sorted_keys[found] == keys]
+                del found
+            if level == 0 and bend_ids.size:  # chains that are bend springs
+                _limit_bend(bend_limit, bend_ids, springs, n, keys, limits[maybe], unique)
+            del keys
+        ends, ends_limits = pairs, limits
+        if hit is not None and hit.size:
+            kept = np.ones(pairs.shape[0], dtype=bool)
+            kept[hit] = False
+            ends, ends_limits = pairs[kept], limits[kept]
+        fixed = _between_pins(ends, inv_mass, pins)
+        if fixed.size:
+            kept = np.ones(ends.shape[0], dtype=bool)
+            kept[fixed] = False
+            ends, ends_limits = ends[kept], ends_limits[kept]
+        sets.append((ends, ends_limits))
     return sets, bend_limit
+
+
+def _kind_rows(kinds: np.ndarray, kind: int) -> slice | np.ndarray:
+    """The springs of one kind: a slice when they are all in one run (no copy)."""
+    mask = kinds == kind
+    count = int(np.count_nonzero(mask))
+    first = int(np.argmax(mask)) if count else 0
+    return slice(first, first + count) if mask[first : first + count].all() else mask
+
+
+FEW_PINS = 64  # up to this many pinned points, limiters between two are found by bisection
+
+
+def _between_pins(pairs: np.ndarray, inv_mass: np.ndarray, pins: np.ndarray | None) -> np.ndarray:
+    """The rows of ``pairs`` (ascending, ``a < b``) with no mass free to move at either end.
+    With few pins (``pins``: the points of inverse mass 0, all others positive), only the
+    rows starting at a pin are looked at (bisection: the first ends ascend)."""
+    if pins is None or pins.size > FEW_PINS:
+        return _rows(pairs, lambda p: (inv_mass[p[:, 0]] + inv_mass[p[:, 1]]) <= 0)
+    first = pairs[:, 0]
+    found = []
+    for pin in pins.tolist():
+        lo, hi = bisect.bisect_left(first, pin), bisect.bisect_right(first, pin)
+        if hi > lo:
+            found.append(np.flatnonzero(inv_mass[pairs[lo:hi, 1]] <= 0) + lo)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _ordered(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+
+
+def _rows(pairs: np.ndarray, test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The rows of ``pairs`` where ``test`` (of a chunk of rows) holds, ascending."""
+    found = [np.flatnonzero(test(pairs[lo : lo + CHUNK])) + lo for lo in _chunks(pairs.shape[0])]
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
 
 def _limit_bend(
     bend_limit: np.ndarray,
     bend_ids: np.ndarray,
-    spring_keys: np.ndarray,
+    springs: np.ndarray,
+    n: int,
     keys: np.ndarray,
     limits: np.ndarray,
     unique: bool,
@@ -150,13 +215,20 @@ def _limit_bend(
     unique) that limit. A pair several springs share goes to the first of them only, and
     only when that one is a bend spring."""
     if not unique:
+        spring_keys = _pair_keys(springs, n)
         order = np.argsort(spring_keys, kind="stable")
         found = np.searchsorted(spring_keys[order], keys).clip(max=order.size - 1)
         match = order[found[spring_keys[order][found] == keys]]
         limited = match[np.isin(match, bend_ids)]
         bend_limit[limited] = limits[np.searchsorted(keys, spring_keys[limited])]
         return
-    wanted = spring_keys[bend_ids]
+    low, high = _ordered(springs[bend_ids])
+    wanted = low * n
+    wanted += high
+    del low, high
+    if np.array_equal(wanted, keys):  # on a grid: every bend spring, in order
+        bend_limit[bend_ids] = limits
+        return
     at = np.searchsorted(keys, wanted).clip(max=max(keys.size - 1, 0))
     on = keys[at] == wanted
     bend_limit[bend_ids[on]] = limits[at[on]]
@@ -184,22 +256,29 @@ def coloured_groups(
         return []
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     by_stride = mode in _BY_STRIDE and pairs.shape[0] >= STRIDE_MIN_CONSTRAINTS
-    for members in colour_groups(pairs, inv_mass.size, by_stride):
+    # contiguous columns: a take from a strided one copies the whole column on every call
+    first = np.ascontiguousarray(pairs[:, 0], dtype=np.intp)
+    second = np.ascontiguousarray(pairs[:, 1], dtype=np.intp)
+    # converted once, taken per group (members are valid indices: "clip" takes no copy)
+    rest32 = rest.astype(np.float32)
+    limit32 = None if limit is None else limit.astype(np.float32)
+    ids32 = None if source.spring_ids is None else source.spring_ids.astype(np.int32)
+    for members in colour_groups(pairs, inv_mass.size, by_stride, (first, second)):
         ends = np.empty(2 * members.size, dtype=np.intp)
-        np.take(pairs[:, 0], members, out=ends[: members.size])
-        np.take(pairs[:, 1], members, out=ends[members.size :])
+        np.take(first, members, out=ends[: members.size], mode="clip")
+        np.take(second, members, out=ends[members.size :], mode="clip")
         zeros = _same(0.0, members.size)  # apply_stiffness sets the values
         group = ConstraintGroup(
             mode=mode,
             ends=ends,
-            rest=np.take(rest, members).astype(np.float32),
+            rest=np.take(rest32, members),
             stiffness=zeros,
             inv_mass=inv_mass,
-            limit=None if limit is None else np.take(limit, members).astype(np.float32),
+            limit=None if limit32 is None else np.take(limit32, members),
             hard_stiffness=None if limit is None else zeros,
         )
         part = GroupSource(
-            None if source.spring_ids is None else source.spring_ids[members].astype(np.int32),
+            None if ids32 is None else np.take(ids32, members),
             None if source.pair_scale is None else _pick(source.pair_scale, members),
             (source.place[0], len(out)),
         )
@@ -228,28 +307,36 @@ def _spring_groups(
 ) -> list[tuple[ConstraintGroup, GroupSource]]:
     """Bend (those with a span-2 limit as limited springs), shear, then structural groups."""
     springs, kinds = model.springs, model.kinds
-    movable = (inv_mass[springs[:, 0]] + inv_mass[springs[:, 1]]) > 0
+    movable = np.take(inv_mass, np.ascontiguousarray(springs[:, 0]))
+    movable += np.take(inv_mass, np.ascontiguousarray(springs[:, 1]))
+    movable = movable > 0
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-    stiffness = per_kind[kinds] * model.spring_stiffness_scale()
-    wanted = (stiffness > 0) | np.isfinite(bend_limit)  # limits work without bending
+    if np.all(model.stiffness_scale == 1.0):  # every spring's scale is 1: x * 1.0 is x
+        wanted = np.take(per_kind > 0, kinds)
+    else:
+        wanted = (per_kind[kinds] * model.spring_stiffness_scale()) > 0
+    wanted |= np.isfinite(bend_limit)  # limits work without bending
     out: list[tuple[ConstraintGroup, GroupSource]] = []
     for kind in (SpringKind.BEND, SpringKind.SHEAR, SpringKind.STRUCTURAL):
         ids = np.flatnonzero(movable & wanted & (kinds == kind))
         if kind == SpringKind.BEND:
-            limited = ids[np.isfinite(bend_limit[ids])]
-            ids = ids[~np.isfinite(bend_limit[ids])]
+            finite = np.isfinite(bend_limit[ids])
+            limited = ids[finite]
+            ids = ids[~finite]
             part = coloured_groups(
                 Mode.LIMITED_SPRING,
-                springs[limited],
-                model.rest_lengths[limited],
+                rows_of(springs, limited),
+                rows_of(model.rest_lengths, limited),
                 GroupSource(spring_ids=limited, place=(STAGE_LIMITED_BEND, 0)),
                 inv_mass,
-                bend_limit[limited],
+                rows_of(bend_limit, limited),
             )
             _every_other(part, phase=1)  # with the span-4 limiters
             out += part
         source = GroupSource(ids, place=(STAGE_SPRINGS + int(SpringKind.BEND - kind), 0))
-        part = coloured_groups(Mode.SPRING, springs[ids], model.rest_lengths[ids], source, inv_mass)
+        part = coloured_groups(
+            Mode.SPRING, rows_of(springs, ids), rows_of(model.rest_lengths, ids), source, inv_mass
+        )
         if kind == SpringKind.SHEAR:
             _every_other(part, phase=0)
         out += part
@@ -297,8 +384,8 @@ def apply_stiffness(
     Without paint (every scale 1) a group's constants are one number seen as an array
     (``np.broadcast_to``): the same values, no memory per constraint."""
     per_kind = np.array([settings.stiffness, settings.shear_stiffness, settings.bend_stiffness])
-    scale = model.spring_stiffness_scale()
     uniform = bool(np.all(model.stiffness_scale == 1.0))
+    scale: np.ndarray | None = None  # per spring, made when first needed (not without paint)
     for group, source in zip(groups, sources, strict=True):
         size = group.size
         if source.spring_ids is not None:
@@ -308,6 +395,8 @@ def apply_stiffness(
                 if group.hard_stiffness is not None:
                     group.hard_stiffness = _same(settings.stiffness, size)
                 continue
+            if scale is None:
+                scale = model.spring_stiffness_scale()
             group.stiffness = per_kind[model.kinds[ids]] * scale[ids]
             if group.hard_stiffness is not None:
                 group.hard_stiffness = settings.stiffness * scale[ids]
@@ -328,10 +417,7 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
     if not settings.tethers:
         return []
     tethers = build_tethers(
-        model.rest_positions,
-        model.pinned,
-        model.springs[model.kinds != SpringKind.BEND],
-        k=settings.tether_pins,
+        model.rest_positions, model.pinned, _not_bend(model), k=settings.tether_pins
     )
     return share_work(
         [
@@ -339,6 +425,16 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
             for p, q, lim in zip(tethers.points, tethers.pins, tethers.lengths, strict=True)
         ]
     )
+
+
+def _not_bend(model: ClothModel) -> np.ndarray:
+    """The model's springs other than bend ones, in order: a view when the bend springs
+    come last (as ``merge_with_kinds`` lists them), else a copy."""
+    bend = model.kinds == SpringKind.BEND
+    first = model.kinds.size - int(np.count_nonzero(bend))
+    if bend[first:].all():
+        return model.springs[:first]
+    return model.springs[~bend]
 
 
 def pair_scale(model: ClothModel, pairs: np.ndarray) -> np.ndarray:

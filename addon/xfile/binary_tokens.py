@@ -7,6 +7,7 @@ checked against the bytes left before anything is read or wrapped.
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 
@@ -41,6 +42,33 @@ TYPE_IDS = {
     46: "SWORD", 47: "SDWORD", 48: "VOID", 49: "STRING", 50: "UNICODE", 51: "CSTRING",
     52: "array",
 }  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _record_layout(
+    prefix: int, width: int, values: np.dtype
+) -> tuple[np.dtype, tuple[tuple[str, int], ...]]:
+    """The bytes of one key record [INTEGER_LIST: prefix + 1][FLOAT_LIST: width] as a
+    structured dtype, and the fixed fields' expected values: the ids and counts read as
+    four words that overlap the record's fixed bytes (fewer comparisons than one a field)."""
+    ints = 4 * (prefix + 1)
+    layout = np.dtype(
+        {
+            "names": ["ints", "values", "head", "head_high", "tail", "tail_high"],
+            "formats": [("<u4", (prefix + 1,)), (values, (width,)), "<u4", "<u2", "<u8", "<u2"],
+            "offsets": [6, 12 + ints, 0, 4, 2 + ints, 10 + ints],
+            "itemsize": 12 + ints + width * values.itemsize,
+        }
+    )
+    count = prefix + 1
+    expected = (
+        ("head", T_INTEGER_LIST | (count & 0xFFFF) << 16),  # ints id, count's low half
+        ("head_high", count >> 16),
+        # the last integer (width), the values' id and their count's low half
+        ("tail", width | T_FLOAT_LIST << 32 | (width & 0xFFFF) << 48),
+        ("tail_high", width >> 16),
+    )
+    return layout, expected
 
 
 class BinaryTokens(TokenSource):
@@ -115,14 +143,14 @@ class BinaryTokens(TokenSource):
 
     def fixed_records(
         self, records: int, prefix: int, width: int
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Keys as exporters write them, read in one pass: just after the first record's
         INTEGER_LIST (``prefix`` values, then ``width``), its FLOAT_LIST of ``width`` values,
         then ``records - 1`` records of [INTEGER_LIST: prefix values, width][FLOAT_LIST:
         width values]. Returns (the later records' integers ``(records - 1, prefix + 1)``,
-        every record's values ``(records, width)``), views of the file; or None, with nothing
-        read, when the bytes are laid out any other way (the caller then goes token by token,
-        which also reports any error in place)."""
+        the first record's values ``(width,)``, the later records' ``(records - 1, width)``),
+        views of the file; or None, with nothing read, when the bytes are laid out any other
+        way (the caller then goes token by token, which also reports any error in place)."""
         if self._pushed or records < 1 or width < 0:
             return None
         data, pos, values = self.data, self.pos, self._float_dtype
@@ -134,29 +162,16 @@ class BinaryTokens(TokenSource):
             or _U32.unpack_from(data, pos + 2)[0] != width
         ):
             return None
-        layout = np.dtype(
-            [
-                ("ints_id", "<u2"), ("ints_count", "<u4"), ("ints", "<u4", (prefix + 1,)),
-                ("values_id", "<u2"), ("values_count", "<u4"), ("values", values, (width,)),
-            ]
-        )  # fmt: skip
+        layout, expected = _record_layout(prefix, width, values)
         later = records - 1
         stop = pos + first + later * layout.itemsize
         if stop > self.end:
             return None
         table = np.frombuffer(data, layout, later, pos + first)
-        ints = table["ints"]
-        if later and not (
-            bool((table["ints_id"] == T_INTEGER_LIST).all())
-            and bool((table["ints_count"] == prefix + 1).all())
-            and bool((ints[:, prefix] == width).all())
-            and bool((table["values_id"] == T_FLOAT_LIST).all())
-            and bool((table["values_count"] == width).all())
-        ):
+        if later and not all(bool((table[name] == want).all()) for name, want in expected):
             return None
-        head = np.frombuffer(data, values, width, pos + 6).reshape(1, width)
         self.pos = stop
-        return ints, np.concatenate([head, table["values"]])
+        return table["ints"], np.frombuffer(data, values, width, pos + 6), table["values"]
 
     def reference_name(self) -> str | None:
         return self.header_name()

@@ -288,12 +288,13 @@ class ValueStream:
         bulk = self.tokens.fixed_records(count, p, k)
         if bulk is None:
             return None
-        ints, values = bulk
+        ints, first, later = bulk
         table = np.empty((count, p + 1 + k), dtype=np.float64)
         table[0, : p + 1] = head
         table[1:, : p + 1] = ints
         with np.errstate(invalid="ignore"):  # signalling NaNs stay NaN
-            table[:, p + 1 :] = values
+            table[0, p + 1 :] = first
+            table[1:, p + 1 :] = later
         self._take_pieces(p + 1)
         return table
 

@@ -24,7 +24,7 @@ from addon.sim import (
     shear_springs,
 )
 from addon.sim.constraint_pass import Mode
-from addon.sim.limiters import MAX_NEIGHBOURS, STRAIGHT_COSINE, chain_pairs
+from addon.sim.limiters import MAX_NEIGHBOURS, STRAIGHT_COSINE, TURN_COSINE, limiter_levels
 from addon.sim.model import SpringKind
 from addon.sim.neighbours import COLUMN_MAX_DEGREE
 from addon.sim.xpbd_build import limiter_level_count
@@ -117,10 +117,12 @@ def _dot(u: tuple[float, ...], w: tuple[float, ...]) -> float:
     return u[0] * w[0] + u[1] * w[1] + u[2] * w[2]
 
 
-def reference_chains(
+def stepwise_chains(
     pairs: np.ndarray, limits: np.ndarray, positions: np.ndarray
 ) -> dict[tuple[int, int], float]:
-    """``chain_pairs`` by loops: through every point, each partner's most opposite partner."""
+    """The limiters' former definition, one level from the level below by loops: through
+    every point, each partner's most opposite partner (on grids the same as
+    ``reference_levels``)."""
     pos = positions.tolist()
     found: dict[tuple[int, int], float] = {}
     for v, partners in enumerate(_partners(pairs, len(pos))):
@@ -140,6 +142,69 @@ def reference_chains(
             total = float(limits[k]) + float(limits[m])
             found[key] = min(found.get(key, math.inf), total)
     return found
+
+
+def reference_levels(
+    pairs: np.ndarray, limits: np.ndarray, positions: np.ndarray, levels: int
+) -> list[dict[tuple[int, int], float]]:
+    """``limiter_levels`` by loops. A directed pair ``(a -> v)`` (point ``a``'s partner slot)
+    goes on into ``(v -> b)``, ``b`` the first of ``v``'s first ``MAX_NEIGHBOURS`` partners
+    most opposite ``a`` (cosine at most ``TURN_COSINE``); level ``k``'s chain from a slot is
+    level ``k - 1``'s chain from it (level 0: the slot's pair), then the one from the slot
+    after its end, when the joint is straight enough; its limit sums the two halves'. Per
+    level: every pair of ends (not one point) and its smallest limit."""
+    pos = positions.tolist()
+    partners = _partners(pairs, len(pos))  # forward halves first, as in ``_partners``
+    slot_of: dict[tuple[int, int, bool], int] = {}  # (point, pair, forward) -> slot
+    for v, row in enumerate(partners):
+        for i, (_, k) in enumerate(row):
+            slot_of[(v, k, (v, k, True) not in slot_of and int(pairs[k][0]) == v)] = i
+    ahead: dict[tuple[int, int], tuple[int, int] | None] = {}
+    for (a, k, forward), i in slot_of.items():
+        v = partners[a][i][0]
+        back = slot_of[(v, k, not forward)]  # the same pair the other way, at v
+        here = _unit(pos[v], pos[a])
+        best, best_cos = -1, math.inf
+        for j, (b, _) in enumerate(partners[v][:MAX_NEIGHBOURS]):
+            if j == back:
+                continue
+            c = _dot(here, _unit(pos[v], pos[b]))
+            if c < best_cos:
+                best, best_cos = j, c
+        ok = best >= 0 and best_cos <= TURN_COSINE
+        ahead[(a, i)] = (v, best) if ok else None
+
+    def chain(slot: tuple[int, int], level: int) -> tuple[int, float, tuple[int, int]] | None:
+        """(end point, limit, last slot) of the chain of 2 ** level springs from ``slot``."""
+        a, i = slot
+        if level == 0:
+            return partners[a][i][0], float(limits[partners[a][i][1]]), slot
+        first = chain(slot, level - 1)
+        if first is None or ahead[first[2]] is None:
+            return None
+        second = chain(ahead[first[2]], level - 1)  # type: ignore[arg-type]
+        if second is None:
+            return None
+        mid = first[0]
+        c = _dot(_unit(pos[mid], pos[a]), _unit(pos[mid], pos[second[0]]))
+        if c > STRAIGHT_COSINE:
+            return None
+        return second[0], first[1] + second[1], second[2]
+
+    out: list[dict[tuple[int, int], float]] = []
+    for level in range(1, levels + 1):
+        found: dict[tuple[int, int], float] = {}
+        for a, row in enumerate(partners):
+            for i in range(len(row)):
+                got = chain((a, i), level)
+                if got is None or got[0] == a:
+                    continue
+                key = (min(a, got[0]), max(a, got[0]))
+                found[key] = min(found.get(key, math.inf), got[1])
+        if not found:
+            break
+        out.append(found)
+    return out
 
 
 def reference_bend(mesh: Mesh) -> set[tuple[int, int]]:
@@ -190,14 +255,49 @@ def test_limiter_chains_match_the_loops(name: str) -> None:
     rng = np.random.default_rng(7)
     shuffled = rng.permutation(edges.shape[0])  # input order decides the partners' order
     for pairs, limits in ((edges, lengths), (edges[shuffled][:, ::-1], lengths[shuffled])):
-        for _ in range(3):  # three levels: each chains the one before
-            got_pairs, got_limits = chain_pairs(pairs, limits, positions)
-            want = reference_chains(pairs, limits, positions)
-            assert [tuple(p) for p in got_pairs.tolist()] == sorted(want)
-            assert got_limits.tolist() == [want[k] for k in sorted(want)]
-            pairs, limits = got_pairs, got_limits
-            if not pairs.size:
-                break
+        got = limiter_levels(pairs, limits, positions, 4)
+        want = reference_levels(pairs, limits, positions, 4)
+        assert len(got) == len(want)
+        for (got_pairs, got_limits), level in zip(got, want, strict=True):
+            assert [tuple(p) for p in got_pairs.tolist()] == sorted(level)
+            assert got_limits.tolist() == [level[k] for k in sorted(level)]
+
+
+@pytest.mark.parametrize("size", [(9, 7), (12, 12), (30, 5), (17, 3)])
+def test_on_grids_the_chains_are_the_former_level_by_level_ones(size: tuple[int, int]) -> None:
+    # a level from the one below (the former definition) or by doubling chains: the same
+    positions, sizes, corners = quad_grid(*size, 2.0, 1.0)
+    edges = face_edges(sizes, corners)
+    lengths = np.linalg.norm(positions[edges[:, 1]] - positions[edges[:, 0]], axis=1)
+    got = limiter_levels(edges, lengths, positions, 4)
+    pairs, limits = edges, lengths
+    for got_pairs, got_limits in got:
+        level = stepwise_chains(pairs, limits, positions)
+        assert [tuple(p) for p in got_pairs.tolist()] == sorted(level)
+        assert got_limits.tolist() == [level[k] for k in sorted(level)]
+        pairs, limits = got_pairs, got_limits
+    assert len(got) == 4 or not stepwise_chains(pairs, limits, positions)
+
+
+def test_the_meshes_reach_both_chain_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a grid follows only the chains up the point numbers (the others mirror them); the
+    # jittered grid, all of them
+    from addon.sim import limiter_chains
+
+    one_way = limiter_chains._one_way
+    seen: list[bool] = []
+
+    def watched(*args: np.ndarray) -> np.ndarray | None:
+        out = one_way(*args)  # type: ignore[arg-type]
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(limiter_chains, "_one_way", watched)
+    for name in ("grid", "jittered"):
+        positions, sizes, corners = MESHES[name]
+        edges = face_edges(sizes, corners, positions.shape[0])
+        limiter_levels(edges, np.ones(len(edges)), positions, 2)
+    assert seen == [True, False]
 
 
 def test_the_meshes_reach_both_comparisons() -> None:
@@ -253,16 +353,12 @@ def test_solver_groups_cover_every_constraint_once_and_share_no_point(name: str)
     lengths = model.rest_lengths[model.kinds == SpringKind.STRUCTURAL]
     have = {tuple(p) for p in model.springs.tolist()}
     want: dict[tuple[int, int], float] = {}
-    pairs, limits = structural, lengths
-    for _ in range(limiter_level_count(settings, model)):
-        level = reference_chains(pairs, limits, positions)
-        if not level:
-            break
+    for level in reference_levels(
+        structural, lengths, positions, limiter_level_count(settings, model)
+    ):
         for key, limit in level.items():
             if key not in have and (free[key[0]] or free[key[1]]):
                 want[key] = limit
-        pairs = np.array(sorted(level), dtype=np.int64).reshape(-1, 2)
-        limits = np.array([level[k] for k in sorted(level)])
     assert limiters.keys() == want.keys()
     assert np.allclose([limiters[k] for k in want], [want[k] for k in want], rtol=1e-6)
 
@@ -288,10 +384,36 @@ def test_a_pair_given_twice_takes_its_limit_on_the_first_spring_only_if_bend() -
     assert np.isnan(bend_limit[:first_bend]).all()
     (pairs, limits), *_ = sets  # the span-2 chains that are no spring: (0, 3) through 2
     structural = model.springs[model.kinds == SpringKind.STRUCTURAL]
-    chains = reference_chains(
-        structural, np.linalg.norm(np.diff(positions[structural], axis=1)[:, 0], axis=1), positions
-    )
+    lengths = np.linalg.norm(np.diff(positions[structural], axis=1)[:, 0], axis=1)
+    chains = reference_levels(structural, lengths, positions, 1)[0]
     have = {tuple(p) for p in springs.tolist()}
     want = {k: v for k, v in chains.items() if k not in have}
     assert [tuple(p) for p in pairs.tolist()] == sorted(want) == [(0, 3)]
     assert limits.tolist() == [want[k] for k in sorted(want)] == [3.0]
+
+
+@pytest.mark.parametrize("pins", [[0, 8], [2, 6, 18, 26, 40], list(range(0, 81, 1))[:70]])
+def test_limiters_between_two_pins_are_dropped(pins: list[int]) -> None:
+    # a few pins (found by bisection) or many (every pair tested): the chains, less the
+    # pairs springs already join and those between two pins
+    from addon.sim.xpbd_build import FEW_PINS, limiter_sets
+
+    positions, sizes, corners = quad_grid(9, 9, 8.0)
+    springs, kinds = _springs((positions, sizes, corners))
+    masses = np.full(81, 0.3)
+    masses[pins] = 0.0
+    model = ClothModel(positions, masses, springs, kinds)
+    inv_mass = np.where(masses > 0, 1.0 / np.maximum(masses, 1e-30), 0.0)
+    settings = SimSettings.cloth(stretch_limit_levels=3)
+    sets, _ = limiter_sets(model, settings, inv_mass)
+    structural = model.springs[model.kinds == SpringKind.STRUCTURAL]
+    lengths = model.rest_lengths[model.kinds == SpringKind.STRUCTURAL]
+    have = {tuple(p) for p in model.springs.tolist()}
+    levels = reference_levels(structural, lengths, positions, limiter_level_count(settings, model))
+    assert len(sets) == len(levels) == 3
+    for (pairs, limits), level in zip(sets, levels, strict=True):
+        want = {k: v for k, v in level.items() if k not in have and not set(k) <= set(pins)}
+        assert [tuple(p) for p in pairs.tolist()] == sorted(want)
+        assert limits.tolist() == [want[k] for k in sorted(want)]
+    assert (len(pins) > FEW_PINS) == (pins[-1] == 69)
+    assert any(set(k) <= set(pins) for level in levels for k in level)  # some were dropped

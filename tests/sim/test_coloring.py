@@ -17,7 +17,7 @@ from addon.sim import (
 )
 from addon.sim.coloring import colour_groups, stride_colours
 from addon.sim.constraint_pass import Mode
-from addon.sim.limiters import chain_pairs
+from addon.sim.limiters import limiter_levels
 from addon.sim.xpbd_build import STRIDE_MIN_CONSTRAINTS
 from tests.sim.grids import quad_grid, triangle_fan
 
@@ -94,7 +94,7 @@ def test_two_strides_colour_by_stride() -> None:
     # valid, four diagonal stripes each holding both directions
     positions, sizes, corners = quad_grid(30, 23)
     edges = face_edges(sizes, corners)
-    chains, _ = chain_pairs(edges, np.ones(len(edges)), positions)
+    ((chains, _),) = limiter_levels(edges, np.ones(len(edges)), positions, 1)
     rng = np.random.default_rng(5)
     for pairs in (chains, chains[rng.random(len(chains)) < 0.6]):
         groups = stride_colours(pairs, 690)

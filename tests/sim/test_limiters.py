@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from addon.sim import Plane, SimSettings, Simulator, Sphere
-from addon.sim.limiters import chain_pairs, limiter_levels
+from addon.sim.limiters import limiter_levels
 from addon.sim.springs import face_edges
 from addon.sim.xpbd_build import limiter_level_count
 
@@ -30,8 +30,7 @@ def test_straight_chain_levels() -> None:
 def test_corners_are_not_chained() -> None:
     # an L: 0 -> 1 along x, 1 -> 2 along y (90 degrees at 1)
     positions = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0]])
-    pairs, limits = chain_pairs(np.array([[0, 1], [1, 2]]), np.ones(2), positions)
-    assert pairs.shape == (0, 2) and limits.size == 0
+    assert limiter_levels(np.array([[0, 1], [1, 2]]), np.ones(2), positions, 1) == []
 
 
 def test_limit_is_the_length_along_the_springs_not_the_chord() -> None:
@@ -39,7 +38,7 @@ def test_limit_is_the_length_along_the_springs_not_the_chord() -> None:
     # satisfies it and the arc may still straighten
     positions = np.array([[0.0, 0, 0], [1, 0.2, 0], [2, 0, 0]])
     lengths = np.linalg.norm(np.diff(positions, axis=0), axis=1)
-    pairs, limits = chain_pairs(np.array([[0, 1], [1, 2]]), lengths, positions)
+    ((pairs, limits),) = limiter_levels(np.array([[0, 1], [1, 2]]), lengths, positions, 1)
     assert _as_dict(pairs, limits) == {(0, 2): float(lengths.sum())}
     assert limits[0] > np.linalg.norm(positions[2] - positions[0])
 

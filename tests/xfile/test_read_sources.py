@@ -172,7 +172,8 @@ def test_cli_with_a_non_utf8_file_name_prints_and_exits_1(tmp_path: Path) -> Non
 
 def test_cli_out_of_memory_is_one_clear_error(big_text: bytes, tmp_path: Path) -> None:
     path = tmp_path / "big.x"
-    path.write_bytes(big_text * 8)  # ~10 MB of numbers: ~80 MB of arrays
+    body = big_text.split(b"\n", 1)[1]  # one header, then the objects 8 times: a valid file
+    path.write_bytes(big_text + body * 7)  # ~10 MB of numbers: ~80 MB of arrays
     script = textwrap.dedent(
         """
         import resource, sys

@@ -270,28 +270,33 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     done[tracks] = True
     if np.all(steps <= 1):
         return ticks, RotationSamples(done, rows, q)
-    extra = np.zeros(len(ticks.values), dtype=np.int64)
+    # linspace(t0, t1, n + 1)[1:-1] after each tick that starts a wide span, computed for
+    # those spans only (a few dozen of 100,000 ticks on the characters) and inserted
     wide = steps > 1
-    extra[rows[left[wide]]] = steps[wide] - 1
-    n = np.where(extra > 0, extra + 1, 1)  # linspace(t0, t1, n + 1)[1:-1] after each tick
+    after = rows[left[wide]]  # ticks followed by extra ones (never a track's last)
+    more = steps[wide] - 1  # how many after each
     t0 = ticks.values
-    t1 = np.append(t0[1:], t0[-1:])
-    delta = t1 - t0
+    n = more + 1
+    first = t0[after]
+    delta = t0[after + 1] - first
     step = delta / n
-    reps = extra + 1
-    base = np.repeat(np.arange(len(t0)), reps)
-    k = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-    kk = k.astype(np.float64)
-    value = np.where(step[base] == 0.0, kk / n[base] * delta[base], kk * step[base]) + t0[base]
-    value = np.where(k == 0, t0[base], value)
-    owner = ticks.owner()[base]
+    which = np.repeat(np.arange(len(after)), more)
+    kk = (np.arange(len(which)) - np.repeat(np.cumsum(more) - more, more) + 1).astype(np.float64)
+    inserted = np.where(
+        step[which] == 0.0, kk / n[which] * delta[which], kk * step[which]
+    ) + first[which]
+    value = np.insert(t0, np.repeat(after + 1, more), inserted)
+    owners = ticks.owner()
+    reps = np.ones(len(t0), dtype=np.int64)
+    reps[after] += more
+    owner = np.repeat(owners, reps)
     ok = np.all((value[1:] > value[:-1]) | (owner[1:] != owner[:-1]))
     count = np.bincount(owner, minlength=len(parts)).astype(np.int64)
     if not ok:  # rounding met a neighbour: sort and drop repeats as np.unique does
         return _union(np.split(value, np.cumsum(count)[:-1])), None
     start = (np.cumsum(count) - count).astype(np.int64)
-    done[ticks.owner()[extra > 0]] = False  # refined tracks sample their new ticks
-    keep = done[ticks.owner()[rows]]
+    done[owners[after]] = False  # refined tracks sample their new ticks
+    keep = done[owners[rows]]
     moved = (np.cumsum(reps) - reps)[rows[keep]]  # where the old ticks went
     return Segments(value, start, count), RotationSamples(done, moved, q[keep])
 

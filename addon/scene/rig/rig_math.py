@@ -79,26 +79,26 @@ def mat3_to_quat(m: np.ndarray) -> np.ndarray:
 
 
 def quat_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.sum(a * b, axis=-1)`` of (..., 4) stacks: the same left-to-right sum, a pass a
-    component (about twice as fast as a reduction over the short axis); a zero sum may keep
-    the -0 that ``np.sum`` turns into +0 (callers compare it or take its absolute value)."""
-    return (
-        a[..., 0] * b[..., 0]
-        + a[..., 1] * b[..., 1]
-        + a[..., 2] * b[..., 2]
-        + a[..., 3] * b[..., 3]
-    )
+    """``np.sum(a * b, axis=-1)`` of (..., 4) stacks: the same products and left-to-right
+    sum, the products in one contiguous pass and the sum in place (about 1.5x as fast as a
+    pass a component, 3x a reduction over the short axis); a zero sum may keep the -0 that
+    ``np.sum`` turns into +0 (callers compare it or take its absolute value)."""
+    return _sum4(np.multiply(a, b))
 
 
 def quat_norm(q: np.ndarray) -> np.ndarray:
     """``np.linalg.norm(q, axis=-1)`` of (..., 4) stacks, bit for bit (the same sum of
-    squares, which are never -0), a pass a component."""
-    return np.sqrt(
-        q[..., 0] * q[..., 0]
-        + q[..., 1] * q[..., 1]
-        + q[..., 2] * q[..., 2]
-        + q[..., 3] * q[..., 3]
-    )
+    squares, which are never -0)."""
+    out = _sum4(np.multiply(q, q))
+    return np.sqrt(out, out=out) if isinstance(out, np.ndarray) else np.sqrt(out)
+
+
+def _sum4(products: np.ndarray) -> np.ndarray:
+    """``((p0 + p1) + p2) + p3`` over the last axis, into one new array."""
+    out = products[..., 0] + products[..., 1]
+    out += products[..., 2]
+    out += products[..., 3]
+    return out
 
 
 def slerp(q0: np.ndarray, q1: np.ndarray, t: np.ndarray) -> np.ndarray:

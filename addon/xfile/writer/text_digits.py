@@ -21,8 +21,10 @@ import numpy as np
 from ..allocation import settle_malloc
 from .pieces import Piece, pool_ahead
 
-#: values per vectorised step: keeps every temporary of a step in cache-sized arrays
-STEP = 1 << 14
+#: values per vectorised step: keeps every temporary of a step in cache-sized arrays, and each
+#: array op long enough (~20 us) that a second spelling thread can take the GIL meanwhile
+#: (with 16k steps the threads ran one at a time: each took the GIL back before the other woke)
+STEP = 1 << 16
 #: steps formatted at once on big arrays (numpy releases the GIL in its array loops)
 THREADS = min(4, os.cpu_count() or 1)
 
@@ -400,14 +402,14 @@ def render(
     values = np.asarray(values).reshape(-1)
     table = suffix_words(suffixes)
 
-    def step(start: int) -> bytes:
+    def step(start: int) -> memoryview:
         stop = min(values.size, start + STEP)
         tails = np.take(table, suffix_ids[start:stop], axis=0)  # 1-D take: faster than []
         kinds = integer if isinstance(integer, bool) else integer[start:stop]
         rows = _rows(values[start:stop], kinds, tails)
         # one run of bytes per value (right-aligned number, left-aligned separator): the
-        # mask copy is fastest on few runs
-        return rows[rows != 0].tobytes()
+        # mask copy is fastest on few runs; its array is the piece (no copy into bytes)
+        return memoryview(rows[rows != 0])
 
     starts = range(0, values.size, STEP)
     if len(starts) < 2 * THREADS or THREADS < 2:

@@ -20,7 +20,7 @@ from xof.addon.scene.anim.batch_sampling import (
     slerp_at,
 )
 from xof.addon.scene.anim.key_sampling import refine_times, sample_parts, split_keys
-from xof.addon.scene.rig.rig_math import make_continuous, row_compose
+from xof.addon.scene.rig.rig_math import make_continuous, quat_multiply, row_compose
 from xof.addon.xfile.views.model import AnimationData, KeyTrack
 
 
@@ -271,3 +271,31 @@ def test_at_keys_equals_sampling_at_the_keys(sample) -> None:
     width = values[0].shape[1]
     args = Segments.of(times), Segments.of(values, width), Segments.of(queries)
     np.testing.assert_array_equal(at_keys(sample, *args), sample(*args))
+
+
+def test_a_few_wide_spans_in_long_tracks_equal_per_track_refinement() -> None:
+    # the characters' case: long smooth tracks, a few spans wide enough for extra ticks (the
+    # extras are computed for those spans only and inserted); one track's wide span is a
+    # subnormal gap, where np.linspace's step underflows to zero
+    rng = np.random.default_rng(21)
+    anims = []
+    for i in range(12):
+        k = 300
+        times = np.arange(k) * 160.0
+        quats = _quats(rng, k, False)
+        for at in rng.choice(np.arange(1, k), 3, replace=False):  # a jump: a wide span
+            turn = _quats(rng, 1, True)[0]
+            quats[at:] = quat_multiply(turn / np.linalg.norm(turn), quats[at:])
+        if i == 5:
+            times = np.concatenate([[0.0, 5e-324, 1e-323], 1.0 + times[3:]])
+            quats[1] = [0.0, 1.0, 0.0, 0.0]
+        anims.append(AnimationData("A", [KeyTrack(0, times, quats)]))
+    parts = [split_keys(a) for a in anims]
+    ticks, _ = refine_all(parts, np.radians(4.0))
+    refined = 0
+    for i, p in enumerate(parts):
+        want = refine_times(p, np.radians(4.0))
+        refined += len(want) - len(p.times())
+        got = ticks.values[ticks.start[i] : ticks.start[i] + ticks.count[i]]
+        np.testing.assert_array_equal(got, want)
+    assert refined >= 12 * 3
