@@ -12,8 +12,11 @@ would, and answers. The objects of different partitions share no point, so each 
 result is the same, bit for bit, as stepping it alone.
 
 ``processes()``: how many helpers a World may use (``configure``; automatic: one less
-than the cores). ``shutdown()`` stops them (the extension's unregister, a file load,
-the interpreter's exit); they also end when this process does (their stdin closes).
+than the cores this process may run on). ``shutdown()`` stops them (the extension's
+unregister, a file load, the interpreter's exit); they also end when this process does
+(their stdin closes; they also watch their parent's pid). A helper that cannot start
+(another Python without numpy, no shared memory) turns them off for the session; a forked
+child never talks to its parent's helpers.
 """
 
 from __future__ import annotations
@@ -38,12 +41,16 @@ from .mesh_collider import MeshCollider
 #: a batch is split only when it has this many points, and each part at least ``PART_POINTS``
 MIN_POINTS = 4000
 PART_POINTS = 2000
+SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary folder)
 
+# -I: like Blender's own Python, no PYTHON* variables, user site or working folder
+_FLAGS = ("-I",)
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "import importlib; importlib.import_module(sys.argv[2] + '.step_worker').main(sys.argv[3])"
+    "import importlib; importlib.import_module(sys.argv[2] + '.step_worker')"
+    ".main(sys.argv[3], int(sys.argv[4]))"
 )
-_SETTINGS: dict[str, int | None] = {"processes": None}
+_SETTINGS: dict[str, int | None] = {"processes": None, "broken": 0}
 _WORKERS: list[StepWorker] = []
 _NAMES = itertools.count()
 _USED = {"cpu": 0.0}
@@ -64,11 +71,26 @@ def configure(processes: int | None) -> None:
 def processes() -> int:
     """How many helper processes a World steps with now."""
     chosen = _SETTINGS["processes"]
-    if not _startable():
+    if not _startable() or _SETTINGS["broken"]:
         return 0
     if chosen is None:
-        chosen = min(max((os.cpu_count() or 1) - 1, 0), 7)
+        chosen = min(max(_cores() - 1, 0), 7)
     return chosen
+
+
+def _cores() -> int:
+    """The cores this process may run on (a container's or a task's limit, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity call (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def broken(reason: str) -> None:
+    """A helper could not start or serve: none is used again this session (one process)."""
+    if not _SETTINGS["broken"]:
+        print(f"xof: cloth helper processes off for this session: {reason}", file=sys.stderr)
+    _SETTINGS["broken"] = 1
 
 
 def _startable() -> bool:
@@ -135,8 +157,9 @@ class StepWorker:
         package = __name__.rsplit(".", 1)[0]
         here = os.path.dirname(os.path.abspath(__file__))
         root, name = os.path.split(here)
+        self.owner = os.getpid()  # a forked child must not use its parent's pipes
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, root, name, package],
+            [sys.executable, *_FLAGS, "-c", _BOOT, root, name, package, str(self.owner)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             cwd=root,  # the helper's first path entry: nothing of the user's folder shadows
@@ -144,12 +167,15 @@ class StepWorker:
         )
         self.last = (0.0, 0.0)  # CPU and wall seconds of the helper's last answer
         self.keys = 0
+        self.answered = False  # it served a request (else a failure means it cannot start)
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return os.getpid() == self.owner and self.proc.poll() is None
 
     def send(self, request: tuple[Any, ...]) -> None:
         stdin = self.proc.stdin
+        if os.getpid() != self.owner:
+            raise WorkerError("step helper belongs to the parent process")
         try:
             assert stdin is not None
             pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
@@ -167,6 +193,7 @@ class StepWorker:
             raise WorkerError(f"step helper gone: {exc}") from exc
         if reply[0] != "ok":
             raise WorkerError(f"step helper failed:\n{reply[1]}")
+        self.answered = True
         _USED["cpu"] += float(reply[1])
         self.last = (float(reply[1]), float(reply[2]))
         return float(reply[1])
@@ -191,6 +218,8 @@ class StepWorker:
 
 def workers(count: int) -> list[StepWorker]:
     """``count`` running helpers (started as needed)."""
+    if any(not w.alive() and not w.answered for w in _WORKERS):
+        broken("a helper process ended before it answered")
     _WORKERS[:] = [w for w in _WORKERS if w.alive()]
     while len(_WORKERS) < count:
         _WORKERS.append(StepWorker())
@@ -208,7 +237,14 @@ def shutdown() -> None:
         _WORKERS.pop().stop()
 
 
+def _forked() -> None:
+    """In a forked child: forget the parent's helpers (their pipes and processes are its)."""
+    _WORKERS.clear()
+
+
 atexit.register(shutdown)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 class Partition:
@@ -219,7 +255,11 @@ class Partition:
         worker.keys += 1
         self.key = worker.keys
         n = len(pos)
-        self.path, shared = _shared(2 * n * 16)
+        try:
+            self.path, shared = _shared(2 * n * 16)
+        except (OSError, ValueError) as exc:  # no (or too little) shared memory: step here
+            broken(f"no shared memory ({exc})")
+            raise WorkerError(f"no shared memory: {exc}") from exc
         self.map: mmap.mmap | None = shared
         state = np.frombuffer(shared, dtype=np.float32, count=2 * n * 4).reshape(2, n, 4)
         state[0], state[1] = pos, vel
@@ -232,6 +272,11 @@ class Partition:
         try:
             worker.send(("build", self.key, solver.members, self.path, n))
             worker.answer()
+        except WorkerError as exc:
+            if not worker.answered:
+                broken(str(exc).splitlines()[0])
+            self.close()
+            raise
         finally:
             self._unlink()  # both have it mapped (or the helper failed): no file left
 
@@ -326,12 +371,20 @@ class Partition:
 
 def _shared(size: int) -> tuple[str, mmap.mmap]:
     """Memory another process can map by name: a named mapping on Windows, else a file
-    (in /dev/shm where there is one) that is unlinked once both have it mapped."""
+    (in /dev/shm where there is one) that is unlinked once both have it mapped. Its pages
+    are reserved first: a full /dev/shm fails here (OSError), not with SIGBUS at a write."""
     if os.name == "nt":
         name = f"xof-step-{os.getpid()}-{next(_NAMES)}"
         return name, mmap.mmap(-1, size, tagname=name)  # type: ignore[call-arg]
-    folder = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    folder = SHM if os.path.isdir(SHM) else None
     handle, path = tempfile.mkstemp(prefix="xof-step-", dir=folder)
-    with os.fdopen(handle, "r+b") as f:
-        f.truncate(size)
-        return path, mmap.mmap(f.fileno(), size)
+    try:
+        with os.fdopen(handle, "r+b") as f:
+            f.truncate(size)
+            if hasattr(os, "posix_fallocate"):  # macOS has none (and no /dev/shm)
+                os.posix_fallocate(f.fileno(), 0, size)
+            return path, mmap.mmap(f.fileno(), size)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise

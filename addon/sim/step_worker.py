@@ -5,7 +5,8 @@ the package imported as ``sim`` (numpy + stdlib only, no bpy). Requests come as 
 stdin, answers go as pickles on stdout (anything printed goes to stderr). The parent's
 objects name their classes by the parent's package (``bl_ext.<repo>.xof.addon.sim.*``,
 ``addon.sim.*``); they are loaded from this process's ``sim``. Stdin closing (the parent
-gone) ends the process.
+gone) ends the process; so does the parent's pid going away (a watch thread, for when
+another process holds the pipe open).
 
 Requests (the first item names it; each is answered ``("ok", cpu seconds, wall seconds)`` or
 ``("error", text)``):
@@ -26,6 +27,7 @@ import mmap
 import os
 import pickle
 import sys
+import threading
 import time
 import traceback
 from typing import Any, BinaryIO
@@ -124,7 +126,16 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
         part.close()
 
 
-def main(parent_package: str) -> None:
+def _watch(parent: int, every: float = 1.0) -> None:
+    """End this process when ``parent`` is gone (POSIX: we were handed to another parent)."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(0)
+
+
+def main(parent_package: str, parent: int = 0) -> None:
     sink = sys.stdout.buffer
     sys.stdout = sys.stderr  # only answers on the pipe
+    if parent and os.name != "nt":  # Windows keeps the old ppid: the pipe's end is the sign
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
     serve(sys.stdin.buffer, sink, parent_package)

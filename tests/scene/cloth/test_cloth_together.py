@@ -62,7 +62,7 @@ def _play(frames: int, after_reset=None) -> list[list[np.ndarray]]:
 def _one_by_one(monkeypatch) -> None:
     """Step every cloth by itself, each with its own surfaces (the per-object path)."""
 
-    def one_by_one(todos, depsgraph, surfaces, on_error):
+    def one_by_one(todos, depsgraph, surfaces, on_error, helpers=True):
         for todo in todos:
             together._alone(todo, depsgraph)
 
@@ -140,3 +140,37 @@ def test_cloths_split_with_a_helper_process_play_as_alone_and_it_stops(
     from ..cloth_fixtures import register_physics
 
     register_physics()  # for the fixture's teardown
+
+
+def test_the_scene_setting_turns_the_helper_processes_off_and_on(physics, monkeypatch) -> None:
+    from xof.addon.sim import parallel
+
+    monkeypatch.setattr(parallel, "MIN_POINTS", 1)
+    monkeypatch.setattr(parallel, "PART_POINTS", 1)
+    parallel.configure(1)
+    try:
+        _scene(bpy, rising=True)
+        scene = bpy.context.scene
+        assert scene.xof_cloth_helpers  # on by default
+        scene.xof_cloth_helpers = False
+        off = _play(12)
+        assert parallel.running() == 0
+        bpy.ops.wm.read_homefile(use_empty=True)
+        _scene(bpy, rising=True)
+        scene = bpy.context.scene
+        out = _play(6)
+        assert parallel.running() == 1
+        scene.xof_cloth_helpers = False  # off while playing: the helpers stop
+        for f in range(7, 13):
+            scene.frame_set(f)
+            out.append(
+                [evaluated_positions(bpy, bpy.data.objects[f"Cloth{i}"]).copy() for i in range(3)]
+            )
+            if f == 7:
+                assert parallel.running() == 0
+        for a, b in zip(off, out, strict=True):
+            for x, y in zip(a, b, strict=True):
+                assert np.array_equal(x, y)
+    finally:
+        parallel.configure(None)
+        parallel.shutdown()
