@@ -41,6 +41,9 @@ from .mesh_collider import MeshCollider
 #: a batch is split only when it has this many points, and each part at least ``PART_POINTS``
 MIN_POINTS = 4000
 PART_POINTS = 2000
+#: this process's part of a split batch, against a helper's: it also reads and shows
+#: every object (measured, tests/bench/README.md "many15d")
+LOCAL_SHARE = 1.0
 SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary folder)
 
 # -I: like Blender's own Python, no PYTHON* variables, user site or working folder
@@ -99,17 +102,20 @@ def _startable() -> bool:
     return os.path.basename(sys.executable or "").lower().startswith("python")
 
 
-def split(sizes: list[int], helpers: int) -> list[list[int]]:
+def split(sizes: list[int], helpers: int, local: float = 1.0) -> list[list[int]]:
     """Members (by point count ``sizes``) in up to ``helpers + 1`` runs of consecutive
-    members with about the same points (one run when too small to be worth a process)."""
+    members with about the same points, the first (this process's) ``local`` times a
+    helper's (one run when too small to be worth a process)."""
     total = sum(sizes)
     parts = min(helpers + 1, len(sizes), total // PART_POINTS) if total >= MIN_POINTS else 1
     if parts <= 1:
         return [list(range(len(sizes)))]
     runs: list[list[int]] = [[]]
     done = 0
+    whole = local + parts - 1
     for i, size in enumerate(sizes):
-        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
+        ends = total * (local + len(runs) - 1) / whole  # where the current run ends
+        if runs[-1] and done >= ends and len(runs) < parts:
             runs.append([])
         runs[-1].append(i)
         done += size

@@ -13,15 +13,17 @@ stepped alone (their substeps follow their own stability bound).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import parallel
 from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
 from .parallel import Pace, Partition, StepWorker, WorkerError, split, workers
 from .parallel import processes as helper_processes
+from .rigid_carry import FOLLOWABLE_SPEED_FRACTION
 from .settings import SimSettings
 from .simulator import FramePlan, Simulator
 from .solver_xpbd import XpbdSolver
@@ -103,6 +105,9 @@ class _Batch:
             sim.pos, sim.vel, sim._good_pos = self.pos[rows], self.vel[rows], self.good[rows]
         offsets = [int(o) for o in self.solver.offsets[:-1]]
         self.guard = ExplosionGuard.merged([s.guard for s in self.sims], offsets)
+        pinned = [s.pinned_ids + o for s, o in zip(self.sims, offsets, strict=True)]
+        self.pinned = np.concatenate(pinned) if pinned else np.zeros(0, dtype=np.intp)
+        self.pin_ends = np.cumsum([s.pinned_ids.size for s in self.sims])
         self._contacts: dict[tuple[object, ...], list[ContactSet]] = {}
 
     def contact_sets(self, frames: list[ObjectFrame]) -> list[ContactSet]:
@@ -131,21 +136,74 @@ class _Batch:
     def begin(self, frame_dt: float | None, frames: list[ObjectFrame]) -> _Frame | None:
         """The frame's plans, pin path and contacts (None: a member cannot step, nothing
         moves)."""
-        plans: list[FramePlan | None] = [
-            sim.begin_frame(frame_dt, f.pinned_targets, f.object_matrix, f.shape_targets)
-            for sim, f in zip(self.sims, frames, strict=True)
-        ]
-        ready = [p for p in plans if p is not None]
-        if len(ready) != len(plans) or not ready:
-            return None
+        quick = self._begin_quick(frame_dt, frames)
+        if quick is not None:
+            ready, start, end = quick
+        else:
+            plans: list[FramePlan | None] = [
+                sim.begin_frame(frame_dt, f.pinned_targets, f.object_matrix, f.shape_targets)
+                for sim, f in zip(self.sims, frames, strict=True)
+            ]
+            ready = [p for p in plans if p is not None]
+            if len(ready) != len(plans) or not ready:
+                return None
+            start, end = self._pin_path(ready)
         sets = self.contact_sets(frames)
         self.solver.contact_sets = sets
         for contact in sets:
             contact.begin_frame()
-        start, end = self._pin_path(ready)
         pulls = [(sim, p) for sim, p in zip(self.sims, ready, strict=True) if p.revert is not None]
         moving = tuple({id(c): c for f in frames for c in f.colliders}.values())
         return _Frame(ready, ready[0].substeps, ready[0].sub_dt, start, end, pulls, moving, sets)
+
+    def _begin_quick(
+        self, frame_dt: float | None, frames: list[ObjectFrame]
+    ) -> tuple[list[FramePlan], np.ndarray | None, np.ndarray | None] | None:
+        """``Simulator.begin_frame`` of every member at once, for the common frame: cloth,
+        every pinned member given its targets, all finite, no pin jumping too far (None:
+        anything else, which the members' own ``begin_frame`` handle and warn of). The
+        same plans and pin path, the same values."""
+        sims = self.sims
+        s = sims[0].settings
+        dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
+        if not np.isfinite(dt) or dt <= 0.0 or any(m.settings.kind == "SOFT" for m in sims):
+            return None
+        chosen = []
+        for sim, f in zip(sims, frames, strict=True):
+            m = f.object_matrix
+            if m is not None and not (
+                isinstance(m, np.ndarray) and m.shape == (4, 4) and np.isfinite(m).all()
+            ):
+                return None
+            if sim.pinned_ids.size:
+                t = f.pinned_targets
+                if not isinstance(t, np.ndarray) or t.shape != (sim.model.point_count, 3):
+                    return None
+                chosen.append(t[sim.pinned_ids])
+        sim_dt = dt * s.time_scale
+        substeps = [sim.solver.substeps_for(sim_dt) for sim in sims]
+        if not chosen:
+            return [FramePlan(sim_dt, k, None, None, None, None) for k in substeps], None, None
+        end = np.concatenate(chosen).astype(np.float64, copy=False)
+        if not np.isfinite(end).all():
+            return None
+        start = self.pos[self.pinned, :3]
+        step = end - start.astype(np.float64)
+        moved = (step * step).sum(axis=1)
+        if not np.isfinite(moved).all():
+            return None  # a member's max would be NaN (never carried) but not the others'
+        if float(np.sqrt(moved.max())) > FOLLOWABLE_SPEED_FRACTION * s.max_speed * sim_dt:
+            return None  # some member's pins jumped: it is carried (and warned) by itself
+        plans = []
+        first = 0
+        for sim, k, last in zip(sims, substeps, self.pin_ends, strict=True):
+            if sim.pinned_ids.size:
+                pins = slice(first, int(last))
+                plans.append(FramePlan(sim_dt, k, start[pins], end[pins], None, None))
+            else:
+                plans.append(FramePlan(sim_dt, k, None, None, None, None))
+            first = int(last)
+        return plans, start, end
 
     def run(self, job: _Frame) -> None:
         """The frame's substeps here."""
@@ -249,7 +307,7 @@ class World:
         helpers = helper_processes() if self.processes is None else self.processes
         self._batches = []
         for members in groups.values():
-            runs = split([self.sims[i].solver.n for i in members], helpers)
+            runs = split([self.sims[i].solver.n for i in members], helpers, parallel.LOCAL_SHARE)
             pool = self._workers(len(runs) - 1)
             for j, run in enumerate(runs):
                 worker = pool[j - 1] if 0 < j <= len(pool) else None
@@ -272,6 +330,18 @@ class World:
 
         ``frames``: per object, its pins, matrix and colliders (None: none for all).
         """
+        out: list[np.ndarray | None] = [None] * len(self.sims)
+        for members, positions in self.steps(frames, frame_dt):
+            for i, p in zip(members, positions, strict=True):
+                out[i] = p
+        return [p for p in out if p is not None]
+
+    def steps(
+        self, frames: Sequence[ObjectFrame] | None = None, frame_dt: float | None = None
+    ) -> Iterator[tuple[list[int], list[np.ndarray]]]:
+        """``step``, its results as they are ready: ``(object indices, positions)`` for
+        the batches stepped here first, then those of the helper processes (the caller's
+        work on the first ones runs while the helpers still step theirs)."""
         inputs = list(frames) if frames is not None else [ObjectFrame() for _ in self.sims]
         if len(inputs) != len(self.sims):
             raise ValueError(f"{len(inputs)} frame inputs for {len(self.sims)} objects")
@@ -281,34 +351,38 @@ class World:
         began = time.perf_counter()
         jobs: list[_Frame | None] = [None] * len(batches)
         away = [False] * len(batches)
-        results: list[list[np.ndarray]] = [[] for _ in batches]
         order = sorted(range(len(batches)), key=lambda b: batches[b].remote is None)
-        for b in order:  # the helpers' batches first: they start while the rest is done here
-            batch = batches[b]
-            jobs[b] = job = batch.begin(frame_dt, [inputs[i] for i in batch.members])
-            away[b] = job is not None and helped and batch.send(job)
-            if job is not None and not away[b]:
-                batch.run(job)
-            if not away[b]:
-                results[b] = batch.finish(job)
-        for b in order:
-            job = jobs[b]
-            if away[b] and job is not None:
-                self._collect(batches[b], job)
-                results[b] = batches[b].finish(job)
-        if parted:
-            self.pace.record(helped and any(away), time.perf_counter() - began)
-        out: list[np.ndarray | None] = [None] * len(self.sims)
-        for batch, positions in zip(batches, results, strict=True):
-            for i, p in zip(batch.members, positions, strict=True):
-                out[i] = p
-        for i in self._alone:
-            f = inputs[i]
-            sim = self.sims[i]
-            out[i] = sim.step(
-                frame_dt, f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
-            )
-        return [p for p in out if p is not None]
+        try:
+            for b in order:  # the helpers' batches first: they start while the rest is done here
+                batch = batches[b]
+                jobs[b] = job = batch.begin(frame_dt, [inputs[i] for i in batch.members])
+                away[b] = job is not None and helped and batch.send(job)
+                if not away[b]:
+                    if job is not None:
+                        batch.run(job)
+                    yield batch.members, batch.finish(job)
+            for i in self._alone:
+                f = inputs[i]
+                sim = self.sims[i]
+                world = sim.step(
+                    frame_dt, f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
+                )
+                yield [i], [world]
+            sent = any(away)
+            for b in order:
+                job = jobs[b]
+                if away[b] and job is not None:
+                    away[b] = False
+                    self._collect(batches[b], job)
+                    yield batches[b].members, batches[b].finish(job)
+            if parted:
+                self.pace.record(helped and sent, time.perf_counter() - began)
+        finally:  # left early (the caller failed): the helpers' answers are still read
+            for b in order:
+                job = jobs[b]
+                if away[b] and job is not None:
+                    self._collect(batches[b], job)
+                    batches[b].finish(job)
 
     @staticmethod
     def _collect(batch: _Batch, job: _Frame) -> None:

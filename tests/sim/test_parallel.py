@@ -41,6 +41,14 @@ def test_split_keeps_members_in_order_with_about_equal_points() -> None:
     assert parallel.split([400] * 9, 1) == [list(range(9))]  # 3,600 points: not worth it
     assert parallel.split([400] * 40, 0) == [list(range(40))]
     assert parallel.split([5000], 1) == [[0]]
+    # this process's part smaller than a helper's (it also reads and shows every object)
+    assert parallel.split([400] * 40, 1, 0.8) == [list(range(18)), list(range(18, 40))]
+    assert parallel.split([400] * 40, 3, 0.5) == [
+        list(range(6)),
+        list(range(6, 18)),
+        list(range(18, 29)),
+        list(range(29, 40)),
+    ]
 
 
 def test_helpers_give_the_same_positions_as_one_process() -> None:
@@ -146,3 +154,26 @@ def test_small_worlds_and_processes_zero_start_no_helper() -> None:
     finally:
         parallel.configure(None)
     assert parallel.running() == 0
+
+
+def test_steps_left_early_still_reads_the_helpers_answers() -> None:
+    """A caller that fails after the first results (``World.steps`` closed early): the
+    helper's answer is read, so the next frames stay in step and bit-equal."""
+    scene = _sheets(20)
+    here = World([Simulator(m, s) for m, s in scene], processes=0)
+    split = World([Simulator(m, s) for m, s in scene], processes=1)
+    split.pace.helpers = lambda: True  # type: ignore[method-assign]
+    for frame in range(4):
+        expected = here.step()
+        if frame == 1:
+            steps = split.steps()
+            members, _ = next(steps)
+            assert split._batches is not None and split._batches[0].remote is None
+            assert members == split._batches[0].members  # this process's part comes first
+            steps.close()
+            got = [sim.positions() for sim in split.sims]
+        else:
+            got = split.step()
+        for x, y in zip(expected, got, strict=True):
+            assert np.array_equal(x, y)
+    assert split._batches is not None and split._batches[1].remote is not None

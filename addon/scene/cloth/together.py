@@ -17,6 +17,7 @@ when the extension is disabled.
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -119,14 +120,20 @@ def _step_together(
     frames = [
         ObjectFrame(i.pin_targets, i.relative, tuple(i.colliders), i.shape_targets) for i in inputs
     ]
-    results = _world_for(todos, helpers).step(frames, 1.0 / rates.pop())
-    for todo, frame_inputs, world, count in zip(todos, inputs, results, counts, strict=True):
-        try:
-            local = todo.rt.accept(todo.obj, frame_inputs, world, count)
-            entry = cloth_runtime.record_step(todo, todo.frames[0], local, frame_inputs.matrix)
-            cloth_runtime.finish_object(todo, entry)
-        except Exception as exc:
-            _failed(todo.obj, exc, on_error)
+    # each group as it is ready: the helpers step theirs while this shows the first ones
+    steps = _world_for(todos, helpers).steps(frames, 1.0 / rates.pop())
+    with contextlib.closing(steps):  # a failure leaves no helper's answer unread
+        for members, results in steps:
+            for i, world in zip(members, results, strict=True):
+                todo, frame_inputs = todos[i], inputs[i]
+                try:
+                    local = todo.rt.accept(todo.obj, frame_inputs, world, counts[i])
+                    entry = cloth_runtime.record_step(
+                        todo, todo.frames[0], local, frame_inputs.matrix
+                    )
+                    cloth_runtime.finish_object(todo, entry)
+                except Exception as exc:
+                    _failed(todo.obj, exc, on_error)
 
 
 def _world_for(todos: list[cloth_runtime.Pending], helpers: bool = True) -> World:
