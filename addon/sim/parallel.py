@@ -43,7 +43,7 @@ MIN_POINTS = 4000
 PART_POINTS = 2000
 #: this process's part of a split batch, against a helper's: it also reads and shows
 #: every object (measured, tests/bench/README.md "many15d")
-LOCAL_SHARE = 1.0
+LOCAL_SHARE = 0.8
 SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary folder)
 
 # -I: like Blender's own Python, no PYTHON* variables, user site or working folder
