@@ -13,7 +13,7 @@ stepped alone (their substeps follow their own stability bound).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -338,7 +338,7 @@ class World:
 
     def steps(
         self, frames: Sequence[ObjectFrame] | None = None, frame_dt: float | None = None
-    ) -> Iterator[tuple[list[int], list[np.ndarray]]]:
+    ) -> Generator[tuple[list[int], list[np.ndarray]], None, None]:
         """``step``, its results as they are ready: ``(object indices, positions)`` for
         the batches stepped here first, then those of the helper processes (the caller's
         work on the first ones runs while the helpers still step theirs)."""
