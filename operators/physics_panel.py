@@ -85,6 +85,7 @@ class XOF_PT_physics(bpy.types.Panel):
         row.prop(props, "frame_start")
         row.prop(props, "frame_end")
         box.label(text=f"Cache: {props.cache_state.title()}", icon="PHYSICS")
+        box.prop(context.scene, "xof_cloth_helpers")
         if props.last_warning:
             box.label(text=props.last_warning, icon="ERROR")
         box.prop(props, "bake_target")

@@ -344,8 +344,17 @@ def register() -> None:
     bpy.types.Object.xof_physics = PointerProperty(  # type: ignore[attr-defined,func-returns-value]
         type=XOF_PG_physics
     )
+    bpy.types.Scene.xof_cloth_helpers = BoolProperty(  # type: ignore[attr-defined,func-returns-value]
+        name="Helper Processes",
+        description=(
+            "Step many cloth objects partly in background Python processes on the other "
+            "CPU cores (the same results; off: everything in Blender's own process)"
+        ),
+        default=True,
+    )
 
 
 def unregister() -> None:
+    del bpy.types.Scene.xof_cloth_helpers  # type: ignore[attr-defined]
     del bpy.types.Object.xof_physics  # type: ignore[attr-defined]
     bpy.utils.unregister_class(XOF_PG_physics)

@@ -68,7 +68,7 @@ def on_save_post(*_args: Any) -> None:
 @persistent
 def on_load_post(*_args: Any) -> None:
     cloth_runtime.forget_all()
-    together.forget()
+    together.forget(stop_helpers=True)
 
 
 _HANDLERS = (
@@ -100,6 +100,7 @@ def unregister() -> None:
     for handlers, func in _HANDLERS:
         _remove(handlers, func)
     cloth_runtime.forget_all()
+    together.forget(stop_helpers=True)  # no helper process outlives the extension
     # without xof nothing would update the shown frame: show the meshes as they are
     objects = getattr(bpy.data, "objects", None)  # restricted while Blender starts or quits
     for obj in objects if objects is not None else ():

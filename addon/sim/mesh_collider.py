@@ -88,6 +88,7 @@ class MeshCollider:
         self.inner = max(float(inner), 0.0) if np.isfinite(inner) else 0.0
         self.friction = friction
         self.rebuilds = 0  # substeps that ran the broad phase (for tests and benchmarks)
+        self.poses = 0  # ``set_pose`` calls so far (a helper process's copy follows them)
         self._ids = np.zeros(0, dtype=np.int64)
         self._t0 = self._t1 = 1.0
         self._pairs: AnchoredPairs | None = None
@@ -102,6 +103,7 @@ class MeshCollider:
 
     def set_pose(self, previous: np.ndarray, current: np.ndarray) -> None:
         """The surface at the start and the end of the coming frame (world space)."""
+        self.poses += 1
         prev = _vertices(previous, "previous collider vertices")
         cur = _vertices(current, "collider vertices")
         if prev.shape != cur.shape:

@@ -163,3 +163,55 @@ def test_reach_box_holds_a_surface_at_both_poses_grown_by_its_reach() -> None:
     assert np.all(box[0] <= low) and np.all(box[0] > low - 1e-3)
     assert np.all(box[1] >= high) and np.all(box[1] < high + 1e-3)
     assert reach_box((surface, FLOOR), margin=0.01) is None  # a plane reaches everywhere
+
+
+def test_the_batch_begins_its_members_frames_at_once_as_each_would() -> None:
+    """``_Batch._begin_quick`` (every member's ``begin_frame`` in a few array calls) gives
+    what the members' own ``begin_frame`` give: moving pins, a member without pins, pins
+    that jump (carried), non-finite targets (warned), a frame step given."""
+    from addon.sim import world as world_module
+
+    def scene() -> list[Simulator]:
+        sims = []
+        for i in range(6):
+            pins = () if i == 2 else (380, 399)
+            sims.append(Simulator(_cloth(20, 0.5, 0.6 * i, pins), SimSettings.cloth()))
+        return sims
+
+    quick, slow = World(scene(), processes=0), World(scene(), processes=0)
+    used = []
+    real = world_module._Batch._begin_quick
+
+    def counted(self, frame_dt, frames):  # type: ignore[no-untyped-def]
+        out = real(self, frame_dt, frames)
+        used.append(out is not None)
+        return out
+
+    for frame in range(1, 10):
+        frames = []
+        for i, sim in enumerate(quick.sims):
+            targets = sim.model.rest_positions.astype(np.float64) + np.array(
+                [0.0, 0.02 * frame, 0.0]
+            )
+            if frame >= 4 and i == 3:
+                targets = targets + np.array(
+                    [100.0, 0.0, 0.0]
+                )  # a jump at 4: carried with the pins
+            if frame == 6 and i == 1:
+                targets[380] = np.nan
+            frames.append(ObjectFrame(pinned_targets=targets))
+        world_module._Batch._begin_quick = counted  # type: ignore[method-assign]
+        try:
+            a = quick.step(frames, 1.0 / 30.0 if frame % 2 else None)
+        finally:
+            world_module._Batch._begin_quick = lambda *args: None  # type: ignore[method-assign]
+        try:
+            b = slow.step(frames, 1.0 / 30.0 if frame % 2 else None)
+        finally:
+            world_module._Batch._begin_quick = real  # type: ignore[method-assign]
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
+    assert used == [True, True, True, False, True, False, True, True, True]
+    assert [s.warnings for s in quick.sims] == [s.warnings for s in slow.sims]
+    assert any("carried" in w for w in quick.sims[3].warnings)
+    assert any("non-finite" in w for w in quick.sims[1].warnings)

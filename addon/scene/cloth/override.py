@@ -145,6 +145,11 @@ def ensure_modifier(obj: Any, render: bool = False) -> Any:
     """Our Geometry Nodes modifier, right after the deforming run at the top of the stack
     (moved there when the user changed the stack; duplicates removed)."""
     mods = obj.modifiers
+    if len(mods) == 1:  # the usual stack: ours alone, current, in place
+        only = mods[0]
+        group = only.node_group if only.type == "NODES" else None
+        if group is not None and group.get(GROUP_TAG) == GROUP_VERSION:
+            return only
     ours = [m for m in mods if is_ours(m)]
     for extra in ours[1:]:
         mods.remove(extra)

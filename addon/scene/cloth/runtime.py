@@ -280,9 +280,9 @@ def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
 
 
 def record_step(todo: Pending, frame: int, local: np.ndarray, matrix: np.ndarray) -> CachedFrame:
-    """Cache one simulated frame of ``todo`` (object-space ``local``, the world ``matrix``)."""
-    _, vel = todo.rt.simulator.state()
-    return todo.pb.record(frame, local, vel, matrix)
+    """Cache one simulated frame of ``todo`` (object-space ``local``, the world ``matrix``);
+    the cache copies the solver's velocities itself."""
+    return todo.pb.record(frame, local, todo.rt.simulator.vel[:, :3], matrix)
 
 
 def finish_object(todo: Pending, entry: CachedFrame) -> StepReport:

@@ -9,15 +9,20 @@ path. The World is kept while the same simulators step together.
 The colliders of a collection are read once a frame for every object stepping one frame
 with them (``_SharedSurfaces``), and kept from frame to frame, so each surface moves from
 its pose at the previous frame as it does for an object alone, and the World resolves all
-of its objects against one collider in one call (not once an object).
+of its objects against one collider in one call (not once an object). Many objects are
+split between this process and helper processes on the other cores (``sim.parallel``;
+the scene's ``xof_cloth_helpers`` turns them off); the helpers stop at a file load and
+when the extension is disabled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...sim import parallel
 from ...sim.solver_xpbd import XpbdSolver
 from ...sim.world import ObjectFrame, World
 from . import runtime as cloth_runtime
@@ -35,6 +40,7 @@ def update_objects(
 ) -> None:
     """Bring every object of ``objects`` to the scene's frame (see the module docstring).
     ``on_error(obj, exc)`` hears an object that failed; the others go on."""
+    helpers = bool(getattr(scene, "xof_cloth_helpers", True))
     together: list[cloth_runtime.Pending] = []
     surfaces = _SURFACES.frame_begins(depsgraph)
     for obj in objects:
@@ -59,7 +65,7 @@ def update_objects(
         except Exception as exc:
             _failed(todo.obj, exc, on_error)
     elif together:
-        _step_together(together, depsgraph, surfaces, on_error)
+        _step_together(together, depsgraph, surfaces, on_error, helpers)
     surfaces.frame_ends()
 
 
@@ -94,6 +100,7 @@ def _step_together(
     depsgraph: Any,
     surfaces: _SharedSurfaces,
     on_error: Callable[[Any, Exception], None] | None,
+    helpers: bool = True,
 ) -> None:
     rates = {t.rt.settings.fps for t in todos}
     if len(rates) != 1:  # objects on different rates cannot share a step
@@ -113,30 +120,46 @@ def _step_together(
     frames = [
         ObjectFrame(i.pin_targets, i.relative, tuple(i.colliders), i.shape_targets) for i in inputs
     ]
-    results = _world_for(todos).step(frames, 1.0 / rates.pop())
-    for todo, frame_inputs, world, count in zip(todos, inputs, results, counts, strict=True):
-        try:
-            local = todo.rt.accept(todo.obj, frame_inputs, world, count)
-            entry = cloth_runtime.record_step(todo, todo.frames[0], local, frame_inputs.matrix)
-            cloth_runtime.finish_object(todo, entry)
-        except Exception as exc:
-            _failed(todo.obj, exc, on_error)
+    # each group as it is ready: the helpers step theirs while this shows the first ones
+    steps = _world_for(todos, helpers).steps(frames, 1.0 / rates.pop())
+    with contextlib.closing(steps):  # a failure leaves no helper's answer unread
+        for members, results in steps:
+            for i, world in zip(members, results, strict=True):
+                todo, frame_inputs = todos[i], inputs[i]
+                try:
+                    local = todo.rt.accept(todo.obj, frame_inputs, world, counts[i])
+                    entry = cloth_runtime.record_step(
+                        todo, todo.frames[0], local, frame_inputs.matrix
+                    )
+                    cloth_runtime.finish_object(todo, entry)
+                except Exception as exc:
+                    _failed(todo.obj, exc, on_error)
 
 
-def _world_for(todos: list[cloth_runtime.Pending]) -> World:
-    """The kept World when the same simulators (same solvers, same settings) step again."""
+def _world_for(todos: list[cloth_runtime.Pending], helpers: bool = True) -> World:
+    """The kept World when the same simulators (same solvers, same settings) step again
+    (``helpers``: it may use helper processes; turned off, they stop)."""
     sims = [t.rt.simulator for t in todos]
-    key = tuple((id(s), id(s.solver), id(s.settings)) for s in sims)
+    key = (helpers, *((id(s), id(s.solver), id(s.settings)) for s in sims))
     if _WORLD["key"] != key:
-        _WORLD["key"], _WORLD["world"] = key, World(sims)
+        if _WORLD["world"] is not None:
+            _WORLD["world"].close()  # its helper processes' parts
+        if not helpers:
+            parallel.shutdown()
+        _WORLD["key"], _WORLD["world"] = key, World(sims, None if helpers else 0)
     world: World = _WORLD["world"]
     return world
 
 
-def forget() -> None:
-    """Drop the kept World and surfaces (their simulators are being rebuilt or freed)."""
+def forget(stop_helpers: bool = False) -> None:
+    """Drop the kept World and surfaces (their simulators are being rebuilt or freed);
+    ``stop_helpers``: stop the helper processes too (a file load, the extension's end)."""
+    if _WORLD["world"] is not None:
+        _WORLD["world"].close()
     _WORLD["key"] = _WORLD["world"] = None
     _SURFACES.entries.clear()
+    if stop_helpers:
+        parallel.shutdown()
 
 
 class _SharedSurfaces:

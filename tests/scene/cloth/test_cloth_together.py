@@ -62,7 +62,7 @@ def _play(frames: int, after_reset=None) -> list[list[np.ndarray]]:
 def _one_by_one(monkeypatch) -> None:
     """Step every cloth by itself, each with its own surfaces (the per-object path)."""
 
-    def one_by_one(todos, depsgraph, surfaces, on_error):
+    def one_by_one(todos, depsgraph, surfaces, on_error, helpers=True):
         for todo in todos:
             together._alone(todo, depsgraph)
 
@@ -100,3 +100,77 @@ def test_playing_together_equals_playing_each_alone(physics, monkeypatch, rising
         assert min(lowest) < 0.1
     else:  # the risen floor (z = 0.9) carries them, kept its reach (0.01 + 0.005) away
         assert np.allclose(lowest, 0.915, atol=1e-3)
+
+
+def test_cloths_split_with_a_helper_process_play_as_alone_and_it_stops(
+    physics, monkeypatch
+) -> None:
+    from xof.addon.sim import parallel
+
+    monkeypatch.setattr(parallel, "MIN_POINTS", 1)  # three 8 x 8 cloths: worth a helper now
+    monkeypatch.setattr(parallel, "PART_POINTS", 1)
+    parallel.configure(1)
+    try:
+        _scene(bpy, rising=True)
+        shared = _play(12)
+        world = together._WORLD["world"]
+        assert world is not None and parallel.running() == 1
+        assert [b.remote is not None for b in world._batches] == [False, True]
+        bpy.ops.wm.read_homefile(use_empty=True)  # a file load stops it
+        assert parallel.running() == 0 and together._WORLD["world"] is None
+        _scene(bpy, rising=True)
+        _one_by_one(monkeypatch)
+        alone = _play(12)
+        for a, b in zip(shared, alone, strict=True):
+            for x, y in zip(a, b, strict=True):
+                assert np.array_equal(x, y)
+        monkeypatch.undo()
+        monkeypatch.setattr(parallel, "MIN_POINTS", 1)
+        monkeypatch.setattr(parallel, "PART_POINTS", 1)
+        bpy.ops.wm.read_homefile(use_empty=True)
+        _scene(bpy)
+        _play(3)
+        assert parallel.running() == 1
+    finally:
+        parallel.configure(None)
+    from ..cloth_fixtures import unregister_physics
+
+    unregister_physics()  # the extension's end stops it
+    assert parallel.running() == 0
+    from ..cloth_fixtures import register_physics
+
+    register_physics()  # for the fixture's teardown
+
+
+def test_the_scene_setting_turns_the_helper_processes_off_and_on(physics, monkeypatch) -> None:
+    from xof.addon.sim import parallel
+
+    monkeypatch.setattr(parallel, "MIN_POINTS", 1)
+    monkeypatch.setattr(parallel, "PART_POINTS", 1)
+    parallel.configure(1)
+    try:
+        _scene(bpy, rising=True)
+        scene = bpy.context.scene
+        assert scene.xof_cloth_helpers  # on by default
+        scene.xof_cloth_helpers = False
+        off = _play(12)
+        assert parallel.running() == 0
+        bpy.ops.wm.read_homefile(use_empty=True)
+        _scene(bpy, rising=True)
+        scene = bpy.context.scene
+        out = _play(6)
+        assert parallel.running() == 1
+        scene.xof_cloth_helpers = False  # off while playing: the helpers stop
+        for f in range(7, 13):
+            scene.frame_set(f)
+            out.append(
+                [evaluated_positions(bpy, bpy.data.objects[f"Cloth{i}"]).copy() for i in range(3)]
+            )
+            if f == 7:
+                assert parallel.running() == 0
+        for a, b in zip(off, out, strict=True):
+            for x, y in zip(a, b, strict=True):
+                assert np.array_equal(x, y)
+    finally:
+        parallel.configure(None)
+        parallel.shutdown()
