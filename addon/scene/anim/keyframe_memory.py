@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 KEY_BYTES = 72  # sizeof(BezTriple)
-#: the fields written: co = vec[1][0:2] (float), ipo (char)
+#: the fields written: co = vec[1][0:2] (two floats, moved as one 8-byte word: half the time
+#: of a (k, 2) float copy), ipo (char)
 RECORD = np.dtype(
-    {"names": ["co", "ipo"], "formats": [("=f4", (2,)), "u1"], "offsets": [12, 48],
+    {"names": ["co", "ipo"], "formats": ["=u8", "u1"], "offsets": [12, 48],
      "itemsize": KEY_BYTES}
 )  # fmt: skip
 CONSTANT, LINEAR = 0, 1  # Keyframe.interpolation's enum values (ipo)
@@ -63,8 +64,13 @@ def write_keys(points: Any, co: np.ndarray, interpolation: np.ndarray) -> None:
         _rna_write(points, co, interpolation)
         return
     keys = raw.view(RECORD)
-    keys["co"] = co.reshape(count, 2)
+    keys["co"] = _words(co)
     keys["ipo"] = interpolation
+
+
+def _words(co: np.ndarray) -> np.ndarray:
+    """Each key's two float32 as one 8-byte word (the same bytes)."""
+    return np.ascontiguousarray(co, dtype=np.float32).view(np.dtype("=u8"))
 
 
 _FIELD_BYTES = np.zeros(KEY_BYTES, bool)
@@ -86,7 +92,7 @@ def _prove(points: Any, co: np.ndarray, interpolation: np.ndarray) -> bool:
         return False
     before = raw.copy()
     keys = raw.view(RECORD)
-    keys["co"] = co.reshape(count, 2)
+    keys["co"] = _words(co)
     keys["ipo"] = CONSTANT
     seen_co = np.empty(2 * count, np.float32)
     points.foreach_get("co", seen_co)

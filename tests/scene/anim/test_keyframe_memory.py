@@ -82,7 +82,7 @@ def test_direct_keys_equal_rna_keys(monkeypatch, start) -> None:
 def test_a_wrong_layout_is_restored_and_written_through_rna(monkeypatch) -> None:
     bpy.ops.wm.read_homefile(use_empty=True)
     wrong = np.dtype(
-        {"names": ["co", "ipo"], "formats": [("=f4", (2,)), "u1"], "offsets": [0, 51],
+        {"names": ["co", "ipo"], "formats": ["=u8", "u1"], "offsets": [0, 51],
          "itemsize": keyframe_memory.KEY_BYTES}
     )  # fmt: skip
     monkeypatch.setattr(keyframe_memory, "RECORD", wrong)
