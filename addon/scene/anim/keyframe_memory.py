@@ -53,7 +53,7 @@ def write_keys(points: Any, co: np.ndarray, interpolation: np.ndarray) -> None:
     ``keyframe_points.add`` just made, as ``foreach_set`` of both would leave them."""
     global direct
     count = len(interpolation)
-    if count < 2 or direct is False:
+    if count < 2 or direct is False or len(points) != count:  # only a curve's whole array
         _rna_write(points, co, interpolation)
         return
     if direct is None:

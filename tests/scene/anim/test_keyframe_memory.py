@@ -123,3 +123,16 @@ def test_builder_curves_equal_with_and_without_the_direct_route(monkeypatch) -> 
         )  # fmt: skip
     assert keyframe_memory.direct is True
     assert built[0] == built[1]
+
+
+def test_a_curve_with_other_keys_goes_through_rna(monkeypatch) -> None:
+    # only a curve's whole key array is written directly; co and interpolation are those of
+    # the curve's keys as foreach_set addresses them
+    bpy.ops.wm.read_homefile(use_empty=True)
+    monkeypatch.setattr(keyframe_memory, "direct", True)
+    bag = _bag()
+    fcurve = bag.fcurves.new("location", index=0)
+    fcurve.keyframe_points.add(8)
+    co = _co(np.random.default_rng(35), 8)
+    with pytest.raises(RuntimeError):  # foreach_set refuses a size that is not the curve's
+        keyframe_memory.write_keys(fcurve.keyframe_points, co[:8], np.ones(4, np.uint8))
