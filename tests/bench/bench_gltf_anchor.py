@@ -10,7 +10,8 @@ holds the same vertices, bones and actions). Then, alternating, fresh processes 
 operator call only, into an empty scene, the extension already enabled); medians. The
 generated character is also written as binary .X (32-bit floats) by xof's exporter.
 ``--base`` also times another checkout's xof (e.g. a worktree of main) in the same rounds,
-for a before/after side by side; ``--only`` keeps the files of those names.
+for a before/after side by side; ``--only`` keeps the files of those names. Each file's
+line gives wall medians, the line under it CPU medians (``time.process_time``).
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ bpy.ops.wm.read_homefile(use_empty=True)
 out = {}
 if mode in ("x", "gltf"):
     run = bpy.ops.import_scene.x if mode == "x" else bpy.ops.import_scene.gltf
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     run(filepath=src)
     out["seconds"] = time.perf_counter() - t
+    out["cpu"] = time.process_time() - c
 elif mode == "make-glb":
     bpy.ops.import_scene.x(filepath=src)
     bpy.ops.export_scene.gltf(filepath=dst, export_format="GLB", export_animations=True,
@@ -100,11 +102,18 @@ def main() -> int:
             DATA.mkdir(parents=True, exist_ok=True)
             child("make-glb", source, glb)
         ours, theirs, before = [], [], []
+        cpu: dict[str, list[float]] = {"xof": [], "glTF": [], "base": []}
         for _ in range(args.runs):  # alternating, so load drifts hit all alike
             if args.base is not None:
-                before.append(child("x", path, root=args.base.resolve())["seconds"])
-            ours.append(child("x", path)["seconds"])
-            theirs.append(child("gltf", glb)["seconds"])
+                got = child("x", path, root=args.base.resolve())
+                before.append(got["seconds"])
+                cpu["base"].append(got["cpu"])
+            got = child("x", path)
+            ours.append(got["seconds"])
+            cpu["xof"].append(got["cpu"])
+            got = child("gltf", glb)
+            theirs.append(got["seconds"])
+            cpu["glTF"].append(got["cpu"])
         a, b = statistics.median(ours), statistics.median(theirs)
         rows.append({"file": path.name, "xof": a, "gltf": b, "ratio": a / b})
         line = f"{path.name:28} {a:9.3f} {b:8.3f} {a / b:6.2f}"
@@ -112,6 +121,11 @@ def main() -> int:
             c = statistics.median(before)
             line += f" {c:8.3f} {c / b:6.2f}"
         print(line, flush=True)
+        print(
+            f"{'  CPU s (process_time)':28} "
+            + " ".join(f"{k} {statistics.median(v):.3f}" for k, v in cpu.items() if v),
+            flush=True,
+        )
     return 0
 
 

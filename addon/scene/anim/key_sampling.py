@@ -262,6 +262,8 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         if not gaps:
             return None
         steps = np.concatenate(gaps)
+    if len(steps) and bool((steps == steps[0]).all()):
+        steps = steps[:1]  # evenly spaced keys (the usual case): the tests below on one gap
     if np.any(np.abs(steps - np.rint(steps)) > 1e-6):
         return None
     step = int(np.gcd.reduce(np.rint(steps).astype(np.int64)))
