@@ -25,6 +25,7 @@ from math import lcm
 import numpy as np
 
 from .constraint_pass import ConstraintGroup, GroupViews, project, solve_group
+from .pages import on_small_pages
 from .tethers import TetherSlot
 
 # 2g / N from which a group is solved in place after a permuting take of N items rather
@@ -99,7 +100,8 @@ class PassPlan:
             reorder = order if self._position is None else self._position[order]
             self._shared.orders[key] = reorder
         self._order = order
-        self._position = np.empty(n, dtype=np.intp)
+        if self._position is None:  # one buffer, rewritten whole by each move
+            self._position = np.empty(n, dtype=np.intp)
         self._position[order] = self._shared.identity
         self._head = id(head)
         return reorder
@@ -127,6 +129,7 @@ class PassPlan:
             current.take(self.back, out=points, mode="clip")
 
 
+@on_small_pages
 def pass_plans(
     groups: Sequence[ConstraintGroup],
     views: Sequence[GroupViews],
