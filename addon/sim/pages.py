@@ -3,7 +3,8 @@
 numpy advises transparent huge pages for arrays of 4 MiB and more; with the common
 ``defrag=madvise`` kernel setting each such first touch may compact memory synchronously,
 which made a third of a 1M-point build's CPU system time. The build's big temporaries are
-short-lived, so they are made on small pages; what the step keeps keeps numpy's advice.
+short-lived, so the springs and the limiter chains are made on small pages; the colour
+groups, tethers and pass plans the step works on keep numpy's advice.
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from math import lcm
 import numpy as np
 
 from .constraint_pass import ConstraintGroup, GroupViews, project, solve_group
-from .pages import on_small_pages
 from .tethers import TetherSlot
 
 # 2g / N from which a group is solved in place after a permuting take of N items rather
@@ -129,7 +128,6 @@ class PassPlan:
             current.take(self.back, out=points, mode="clip")
 
 
-@on_small_pages
 def pass_plans(
     groups: Sequence[ConstraintGroup],
     views: Sequence[GroupViews],

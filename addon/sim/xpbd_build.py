@@ -26,7 +26,7 @@ from .coloring import colour_groups
 from .constraint_pass import ConstraintGroup, Mode
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind, rows_of
-from .pages import on_small_pages
+from .pages import small_pages
 from .settings import SimSettings
 from .tethers import TetherSlot, build_tethers, share_work
 
@@ -344,7 +344,6 @@ def _spring_groups(
     return out
 
 
-@on_small_pages
 def build_groups(
     model: ClothModel, settings: SimSettings, inv_mass: np.ndarray, report: Report | None = None
 ) -> tuple[list[ConstraintGroup], list[GroupSource]]:
@@ -353,7 +352,8 @@ def build_groups(
     ``report`` hears three of the ``BUILD_STAGES`` (the solver reports the rest)."""
     tell = report or _quiet
     tell("stretch limiters")
-    sets, bend_limit = limiter_sets(model, settings, inv_mass)
+    with small_pages():  # the chains' temporaries (the groups made from them keep the advice)
+        sets, bend_limit = limiter_sets(model, settings, inv_mass)
     tell("colouring the limiters")
     entries: list[tuple[ConstraintGroup, GroupSource]] = []
     for level in reversed(range(len(sets))):
@@ -414,7 +414,6 @@ def _same(value: float, size: int) -> np.ndarray:
     return np.broadcast_to(np.float64(value) * np.float64(1.0), (size,))
 
 
-@on_small_pages
 def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherSlot]:
     """Tethers to the nearest pins, one slot per pin rank (none when switched off)."""
     if not settings.tethers:
