@@ -35,7 +35,6 @@ from .neighbours import (
     first_min,
     first_min_columns,
 )
-from .pages import on_small_pages
 
 CHUNK_POINTS = 1 << 17  # points whose neighbour tables are compared at a time
 STRAIGHT_COSINE = -np.sqrt(0.5)  # bend pairs need an angle a-v-b wider than 135 degrees
@@ -130,7 +129,6 @@ def _kept(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarray:
     return ex[found] != keys
 
 
-@on_small_pages
 def face_edges(
     face_sizes: np.ndarray | list[int],
     corners: np.ndarray | list[int],
@@ -145,7 +143,6 @@ def face_edges(
     return _unique_pairs(verts, verts[_next_corner(sizes)], n)
 
 
-@on_small_pages
 def shear_springs(
     face_sizes: np.ndarray | list[int],
     corners: np.ndarray | list[int],
@@ -329,7 +326,6 @@ def _column_partners(
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
-@on_small_pages
 def bend_springs(
     face_sizes: np.ndarray | list[int],
     corners: np.ndarray | list[int],
@@ -377,7 +373,6 @@ def merge_springs(*arrays: np.ndarray) -> np.ndarray:
     return merged
 
 
-@on_small_pages
 def merge_with_kinds(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Like ``merge_springs`` and also the index of the array each kept pair came from."""
     parts = [np.asarray(a, dtype=np.int64).reshape(-1, 2) for a in arrays]

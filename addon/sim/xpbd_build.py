@@ -26,7 +26,6 @@ from .coloring import colour_groups
 from .constraint_pass import ConstraintGroup, Mode
 from .limiters import limiter_levels
 from .model import ClothModel, SpringKind, rows_of
-from .pages import small_pages
 from .settings import SimSettings
 from .tethers import TetherSlot, build_tethers, share_work
 
@@ -352,8 +351,7 @@ def build_groups(
     ``report`` hears three of the ``BUILD_STAGES`` (the solver reports the rest)."""
     tell = report or _quiet
     tell("stretch limiters")
-    with small_pages():  # the chains' temporaries (the groups made from them keep the advice)
-        sets, bend_limit = limiter_sets(model, settings, inv_mass)
+    sets, bend_limit = limiter_sets(model, settings, inv_mass)
     tell("colouring the limiters")
     entries: list[tuple[ConstraintGroup, GroupSource]] = []
     for level in reversed(range(len(sets))):
