@@ -348,14 +348,14 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
         part = slice(lo, min(lo + CHUNK, size))
         a, b, total = src[part], chains.end[part], chains.total[part]
         keep = chains.valid[part] & (a != b)
-        back = a > b
-        if chains.mirrors and back.any():
-            mirror = chains.back[part]
-            mirrored = np.take(chains.valid, mirror, mode="clip")
-            mirrored &= np.take(chains.end, mirror, mode="clip") == a
-            mirrored &= np.take(chains.total, mirror, mode="clip") <= total
-            mirrored &= back
-            keep &= ~mirrored
+        if chains.mirrors:  # only the kept backward chains look up their mirrors
+            back = np.flatnonzero(keep & (a > b))
+            if back.size:
+                mirror = chains.back[part][back]
+                mirrored = np.take(chains.valid, mirror, mode="clip")
+                mirrored &= np.take(chains.end, mirror, mode="clip") == a[back]
+                mirrored &= np.take(chains.total, mirror, mode="clip") <= total[back]
+                keep[back[mirrored]] = False
         rows = np.flatnonzero(keep)
         a, b = a[rows], b[rows]
         pair = np.empty((rows.size, 2), dtype=np.int64)

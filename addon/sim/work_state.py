@@ -99,7 +99,8 @@ class PassPlan:
             reorder = order if self._position is None else self._position[order]
             self._shared.orders[key] = reorder
         self._order = order
-        self._position = np.empty(n, dtype=np.intp)
+        if self._position is None:  # one buffer, rewritten whole by each move
+            self._position = np.empty(n, dtype=np.intp)
         self._position[order] = self._shared.identity
         self._head = id(head)
         return reorder

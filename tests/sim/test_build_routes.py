@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import coloring, work_state
+from addon.sim import coloring, limiter_chains, work_state
 from addon.sim import springs as springs_module
 from addon.sim import tethers as tethers_module
 from addon.sim.coloring import colour_groups, reversed_bits, stride_colours
+from addon.sim.limiters import limiter_levels
 from addon.sim.model import ClothModel, SpringKind, _lengths
 from addon.sim.springs import (
     _without,
@@ -451,3 +452,38 @@ def test_rows_of_one_run_are_a_view_of_the_same_values() -> None:
         assert np.array_equal(got, values[ids])
         run = ids.size > 0 and ids[-1] - ids[0] + 1 == ids.size
         assert np.shares_memory(got, values) == run
+
+
+def _plain_level_pairs(chains: limiter_chains.Chains, src: np.ndarray) -> dict:
+    """Every valid chain's pair (not one point at both ends) and its smallest limit, by a
+    loop: leaving a chain to its mirror (same ends, no larger limit) changes neither."""
+    best: dict[tuple[int, int], float] = {}
+    for i in range(src.size):
+        a, b = int(src[i]), int(chains.end[i])
+        if chains.valid[i] and a != b:
+            key = (min(a, b), max(a, b))
+            best[key] = min(best.get(key, np.inf), float(chains.total[i]))
+    return best
+
+
+@pytest.mark.parametrize("name", sorted(_all_meshes()))
+def test_level_pairs_match_every_valid_chain(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mirror check (only kept backward chains look theirs up) drops no pair and keeps
+    each pair's smallest limit, at every level."""
+    positions, sizes, corners = _all_meshes()[name]
+    edges = face_edges(sizes, corners, positions.shape[0])
+    lengths = np.linalg.norm(positions[edges[:, 1]] - positions[edges[:, 0]], axis=1)
+    real = limiter_chains.level_pairs
+    seen = []
+
+    def checked(chains: limiter_chains.Chains, src: np.ndarray, n: int) -> tuple:
+        pairs, limits = real(chains, src, n)
+        want = _plain_level_pairs(chains, src)
+        assert [tuple(p) for p in pairs.tolist()] == sorted(want)
+        assert limits.tolist() == [want[k] for k in sorted(want)]
+        seen.append(chains.mirrors)
+        return pairs, limits
+
+    monkeypatch.setattr(limiter_chains, "level_pairs", checked)
+    limiter_levels(edges, lengths, positions, 4)
+    assert seen
