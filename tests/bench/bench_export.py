@@ -84,6 +84,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="folder for the written files")
     parser.add_argument("--before", default=None, help="also time the exporter of this commit")
+    parser.add_argument("--each", action="store_true", help="print every run's seconds too")
     args = parser.parse_args()
     source = DATA / f"grid_{args.n}.bin.x"
     if not source.is_file():
@@ -153,6 +154,10 @@ def main() -> int:
         fastest, used = min(times[name]), statistics.median(cpu[name])
         ratio = seconds / base
         print(f"{name:8s} {seconds:8.2f} {ratio:7.2f} {fastest:6.2f} {used:6.2f} {size:8.1f}")
+    if args.each:  # wall / CPU of every run, in run order
+        for name in medians:
+            runs = " ".join(f"{w:.3f}/{c:.3f}" for w, c in zip(times[name], cpu[name], strict=True))
+            print(f"{name:8s} {runs}")
     if args.before:  # the point of a faster writer is the same file
         for f in ("txt", "bin", "bzip"):
             new, old = out / f"grid.{f}.x", out / f"grid.old.{f}.x"

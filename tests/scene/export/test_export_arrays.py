@@ -270,7 +270,7 @@ def test_face_sizes_from_the_triangles_equal_loop_totals() -> None:
 
 @pytest.mark.parametrize("count", [0, 5, 1 << 19, 3 << 18])
 def test_touched_buffers_are_plain_writable_arrays(count: int) -> None:
-    """A buffer made with its pages (mmap on Linux above 1 MiB) is an ordinary 1-D array of
+    """A buffer made with its pages is an ordinary 1-D array of
     the dtype (contents unset, as ``np.empty``'s): writable, C-ordered, and holds a write."""
     from concurrent.futures import ThreadPoolExecutor
 
