@@ -4,6 +4,7 @@ own C++ OBJ exporter on the same mesh, side by side in one process, medians of s
     .venv/bin/python tests/bench/make_grid.py        # once: tests/bench/data/grid_1000.*
     .venv/bin/python tests/bench/bench_export.py --runs 5
     .venv/bin/python tests/bench/bench_export.py --runs 5 --before 6f4ca9a  # old writer too
+    .venv/bin/python tests/bench/bench_export.py --runs 7 --each  # every run's seconds too
 
 The grid is imported once (from its binary .X); each round then runs every exporter once, in
 turn (starting one further along each round), so machine load falls on all of them alike.
