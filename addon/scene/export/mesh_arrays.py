@@ -165,13 +165,13 @@ def read_mesh(
     ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, far slower).
     With ``pool``, the loose edge scan runs there while the rest is read."""
     n, f, loops = len(mesh.vertices), len(mesh.polygons), len(mesh.loops)
-    # the biggest buffers (corner normals, UVs) are made with their pages in the helper
-    # thread while the other arrays are read here
+    # the biggest buffers (corner normals, UVs) get their pages in the helper thread while
+    # the other arrays are read here
     normals_ahead = None
     if want_normals and loops and getattr(mesh, "normals_domain", "CORNER") == "CORNER":
         normals_ahead = touched_ahead(pool, 3 * loops, np.float32)
-    uvs_ahead = [touched_ahead(pool, 2 * loops, np.float32) for _ in mesh.uv_layers]
-    uvs_ahead = uvs_ahead if want_uvs else []
+    uv_layers = list(mesh.uv_layers) if want_uvs else []
+    uvs_ahead = [touched_ahead(pool, 2 * loops, np.float32) for _ in uv_layers]
     loose: np.ndarray | Future[np.ndarray] = np.zeros(0, dtype=np.int64)
     edge_count = len(mesh.edges)
     if edge_count:  # first: the scan (a 4-byte scatter per corner) overlaps the reads
@@ -196,10 +196,9 @@ def read_mesh(
     out = MeshArrays(positions, sizes, corner_verts, loose=loose)  # Blender's float32/int32
     if want_normals and loops:
         out.normals, out.normals_domain = _normals(mesh, n, f, loops, normals_ahead)
-    if want_uvs:
-        for layer, ahead in zip(mesh.uv_layers, uvs_ahead, strict=True):
-            uv = _get(layer.uv, "vector", loops, 2, np.float32, ahead)
-            out.uv_layers.append((layer.name, uv))
+    for layer, ahead in zip(uv_layers, uvs_ahead, strict=True):
+        uv = _get(layer.uv, "vector", loops, 2, np.float32, ahead)
+        out.uv_layers.append((layer.name, uv))
     if want_colors and len(mesh.color_attributes):
         attr = mesh.color_attributes.get("Color") or mesh.color_attributes[0]
         if attr.domain in ("POINT", "CORNER"):
