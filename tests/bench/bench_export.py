@@ -4,6 +4,7 @@ own C++ OBJ exporter on the same mesh, side by side in one process, medians of s
     .venv/bin/python tests/bench/make_grid.py        # once: tests/bench/data/grid_1000.*
     .venv/bin/python tests/bench/bench_export.py --runs 5
     .venv/bin/python tests/bench/bench_export.py --runs 5 --before 6f4ca9a  # old writer too
+    .venv/bin/python tests/bench/bench_export.py --runs 7 --each  # every run's seconds too
 
 The grid is imported once (from its binary .X); each round then runs every exporter once, in
 turn (starting one further along each round), so machine load falls on all of them alike.
@@ -84,6 +85,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="folder for the written files")
     parser.add_argument("--before", default=None, help="also time the exporter of this commit")
+    parser.add_argument("--each", action="store_true", help="print every run's seconds too")
     args = parser.parse_args()
     source = DATA / f"grid_{args.n}.bin.x"
     if not source.is_file():
@@ -153,6 +155,10 @@ def main() -> int:
         fastest, used = min(times[name]), statistics.median(cpu[name])
         ratio = seconds / base
         print(f"{name:8s} {seconds:8.2f} {ratio:7.2f} {fastest:6.2f} {used:6.2f} {size:8.1f}")
+    if args.each:  # wall / CPU of every run, in run order
+        for name in medians:
+            runs = " ".join(f"{w:.3f}/{c:.3f}" for w, c in zip(times[name], cpu[name], strict=True))
+            print(f"{name:8s} {runs}")
     if args.before:  # the point of a faster writer is the same file
         for f in ("txt", "bin", "bzip"):
             new, old = out / f"grid.{f}.x", out / f"grid.old.{f}.x"

@@ -192,3 +192,87 @@ def test_write_out_is_started_on_written_ranges_and_the_bytes_stay(
     monkeypatch.setattr(writer, "_start_write_out", None)  # where the call is missing
     writer.replace_file(target, parts)
     assert target.read_bytes() == joined
+
+
+def _fds_on(inode: tuple[int, int]) -> list[int]:
+    """This process's descriptors open on the file ``(st_dev, st_ino)``."""
+    out = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            st = os.stat(int(name))
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == inode:
+            out.append(int(name))
+    return out
+
+
+def _wait_until(check: object, seconds: float = 10.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="O_PATH is Linux's")
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_replaced_file_is_held_over_the_rename_and_let_go(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the old file is still open (an O_PATH descriptor) when the rename replaces it, so the
+    # rename does not free it; a thread closes that descriptor afterwards, and none is left
+    target = tmp_path / "model.x"
+    target.write_bytes(b"old file")
+    st = os.stat(target)
+    old = (st.st_dev, st.st_ino)
+    real_replace = os.replace
+    held: list[list[int]] = []
+
+    def replace(src: object, dst: object) -> None:
+        held.append(_fds_on(old))
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", replace)
+    write_file(target, grid_doc(4), fmt)
+    assert len(held) == 1 and len(held[0]) == 1  # held while renamed
+    assert read(target).objects[0].template == "Mesh"
+    assert _wait_until(lambda: not _fds_on(old))  # and let go
+    assert _leftovers(tmp_path, "model.x") == []
+    fresh = tmp_path / "new.x"  # nothing to replace: nothing held
+    write_file(fresh, grid_doc(4), fmt)
+    assert held[-1] == [] and fresh.is_file()
+
+
+@pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="O_PATH is Linux's")
+def test_a_failed_rename_lets_go_of_the_old_file_and_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "model.x"
+    target.write_bytes(b"old file")
+    st = os.stat(target)
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(XFileError):
+        write_file(target, grid_doc(4), "bin")
+    assert target.read_bytes() == b"old file"
+    assert _wait_until(lambda: not _fds_on((st.st_dev, st.st_ino)))
+    assert _leftovers(tmp_path, "model.x") == []
+
+
+@pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="O_PATH is Linux's")
+def test_a_symlink_is_replaced_and_its_target_kept(tmp_path: Path) -> None:
+    # as before: the rename replaces the link itself (the descriptor is the link's own)
+    kept = tmp_path / "kept.x"
+    kept.write_bytes(b"kept")
+    link = tmp_path / "model.x"
+    link.symlink_to(kept)
+    write_file(link, grid_doc(4), "txt")
+    assert not link.is_symlink() and kept.read_bytes() == b"kept"
+    assert read(link).objects[0].template == "Mesh"

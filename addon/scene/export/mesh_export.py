@@ -51,7 +51,7 @@ def _normals_per_vertex(
 ) -> np.ndarray | None:
     """Corner normals as one per vertex in file space, or None (some vertex's differ)."""
     per_vertex = corner_normals_per_vertex(normals, loop_vertex, n, last)
-    return None if per_vertex is None else space.directions(per_vertex)
+    return None if per_vertex is None else space.directions(per_vertex, in_place=True)
 
 
 def _normals(
@@ -100,6 +100,10 @@ def winding_order(sizes: np.ndarray) -> np.ndarray:
     return reversed_winding_order(sizes)
 
 
+#: faces per block of the face table (16k quads: 320 KB of records)
+_FACE_BLOCK = 1 << 14
+
+
 def file_faces(loop_vertex: np.ndarray, sizes: np.ndarray) -> Ragged | None:
     """The MeshFace records of a mesh whose faces all have k corners (k <= 8), straight from
     the per-corner file vertices: one column copy per corner in file winding, no file corner
@@ -112,10 +116,13 @@ def file_faces(loop_vertex: np.ndarray, sizes: np.ndarray) -> Ragged | None:
     if not np.all(sizes == k):
         return None
     table = np.empty((count, k + 1), dtype=np.int32 if loop_vertex.dtype == np.int32 else np.int64)
-    table[:, 0] = k
     rows = loop_vertex.reshape(count, k)
-    for j, column in enumerate((k - np.arange(k)) % k):  # a, d, c, b
-        table[:, 1 + j] = rows[:, column]
+    columns = (k - np.arange(k)) % k  # a, d, c, b
+    for start in range(0, count, _FACE_BLOCK):  # a block's rows are filled while in the cache
+        part, source = table[start : start + _FACE_BLOCK], rows[start : start + _FACE_BLOCK]
+        part[:, 0] = k
+        for j, column in enumerate(columns):
+            part[:, 1 + j] = source[:, column]
     return Ragged(table.reshape(-1), np.arange(0, count * (k + 1), k + 1))
 
 
@@ -158,13 +165,15 @@ def build_mesh_object(
         )
     faces = file_faces(vmap.loop_vertex, arrays.sizes)
     file_corners = None if faces is not None else in_file_winding(vmap.loop_vertex, arrays.sizes)
-    positions = space.positions(by_file_vertex(arrays.positions, vmap))
+    # in place: Blender's positions are read for this alone (a split's gather is new too)
+    positions = space.positions(by_file_vertex(arrays.positions, vmap), in_place=True)
     mesh = xo.mesh(name, positions, arrays.sizes, file_corners, faces)
     children = mesh.children
     if arrays.normals is not None and len(vmap.loop_vertex):
         children.append(_normals(arrays, space, vmap, mesh.members["faces"], early))
     for _, uv in arrays.uv_layers:
-        children.append(xo.texture_coords(space.file_uvs(per_file_vertex(uv, vmap))))
+        per_vertex = per_file_vertex(uv, vmap)  # a new table (never ``uv``): flipped in place
+        children.append(xo.texture_coords(space.file_uvs(per_vertex, in_place=True)))
     if arrays.colors is not None:
         colors = (
             per_file_vertex(arrays.colors, vmap)

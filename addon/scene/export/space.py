@@ -14,6 +14,9 @@ from ..anim.animation import to_file_matrix
 from ..imp.convert import Conversion
 from ..rig.rig_math import inverse4
 
+#: rows per block of the mirror (16k points: 192 KB of float32, in the cache)
+_ROWS = 1 << 14
+
 
 class FileSpace:
     """``float_bits`` 32: vertex data stays float32. Blender's values are float32 and each step
@@ -33,21 +36,32 @@ class FileSpace:
         )
         self._columns, self._signs = columns, self.mirror[columns, np.arange(3)]
 
-    def _mirrored(self, vectors: np.ndarray) -> np.ndarray:
+    def _mirrored(self, vectors: np.ndarray, in_place: bool = False) -> np.ndarray:
         """``v @ L`` in the working dtype; a signed permutation is a gather, a sign and ``+ 0``
-        (which turns -0 into 0 exactly as the matrix product's sums do)."""
+        (which turns -0 into 0 exactly as the matrix product's sums do), block by block in
+        the cache. ``in_place``: into ``vectors`` itself when it is already C-ordered rows of
+        the working dtype (no new array: its page faults cost more than the arithmetic)."""
         v = np.asarray(vectors, dtype=self.dtype).reshape(-1, 3)
         if not self._signed:  # pragma: no cover - every axis choice is a signed permutation
             return (v.astype(np.float64) @ self.mirror).astype(self.dtype)
-        out = np.take(v, self._columns, axis=1)  # C order: v[:, columns] is strided
-        if not np.all(self._signs == 1.0):
-            out *= self._signs.astype(self.dtype)
-        out += self.dtype.type(0.0)
+        own = in_place and v.flags.c_contiguous and v.flags.writeable
+        out = v if own else np.empty_like(v, order="C")
+        signs = None if np.all(self._signs == 1.0) else self._signs.astype(self.dtype)
+        zero = self.dtype.type(0.0)
+        spare = np.empty((min(_ROWS, len(v)), 3), dtype=self.dtype)
+        for start in range(0, len(v), _ROWS):
+            rows, done = v[start : start + _ROWS], out[start : start + _ROWS]
+            gathered = spare[: len(rows)] if own else done  # C order: v[:, c] is strided
+            np.take(rows, self._columns, axis=1, out=gathered, mode="clip")
+            if signs is not None:
+                np.multiply(gathered, signs, out=gathered)
+            np.add(gathered, zero, out=done)
         return out
 
-    def positions(self, points: np.ndarray) -> np.ndarray:
-        """(n, 3) Blender points -> file points (``p = L^T p_b / s``)."""
-        out = self._mirrored(points)
+    def positions(self, points: np.ndarray, in_place: bool = False) -> np.ndarray:
+        """(n, 3) Blender points -> file points (``p = L^T p_b / s``); ``in_place``: see
+        :meth:`_mirrored`."""
+        out = self._mirrored(points, in_place)
         if self.scale == 1.0:
             return out
         if float(self.dtype.type(self.scale)) == self.scale:
@@ -56,8 +70,8 @@ class FileSpace:
         # a scale that is no float32 (0.1): divided in float64, then rounded once
         return (out.astype(np.float64) / self.scale).astype(self.dtype)
 
-    def directions(self, vectors: np.ndarray) -> np.ndarray:
-        return self._mirrored(vectors)
+    def directions(self, vectors: np.ndarray, in_place: bool = False) -> np.ndarray:
+        return self._mirrored(vectors, in_place)
 
     def matrix(self, m: np.ndarray) -> np.ndarray:
         """One Blender 4x4 column-vector matrix -> the file's row-vector matrix."""
@@ -72,8 +86,10 @@ class FileSpace:
         """Blender UVs (v up) -> file UVs (v down); the flip is its own inverse."""
         return Conversion.uvs(uv)
 
-    def file_uvs(self, uv: np.ndarray) -> np.ndarray:
-        """:meth:`uvs` in the working dtype (``1 - v`` is one rounding in either)."""
-        out = np.array(uv, dtype=self.dtype).reshape(-1, 2)
-        out[:, 1] = self.dtype.type(1.0) - out[:, 1]
+    def file_uvs(self, uv: np.ndarray, in_place: bool = False) -> np.ndarray:
+        """:meth:`uvs` in the working dtype (``1 - v`` is one rounding in either); ``in_place``:
+        into ``uv`` itself when it is C-ordered rows of the working dtype."""
+        own = in_place and uv.dtype == self.dtype and uv.flags.c_contiguous and uv.flags.writeable
+        out = uv.reshape(-1, 2) if own else np.array(uv, dtype=self.dtype).reshape(-1, 2)
+        np.subtract(self.dtype.type(1.0), out[:, 1], out=out[:, 1])
         return out

@@ -15,6 +15,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
 
 from ..document import XDocument
@@ -141,7 +142,11 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
                     _start_write_out(fd, started, written - started)
                     started = written
         os.chmod(temporary, _mode_for(target))
-        os.replace(temporary, target)
+        old = _hold(target)
+        try:
+            os.replace(temporary, target)
+        finally:
+            _let_go(old)
     except BaseException as exc:  # a piece that failed to spell, too: no file left behind
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -149,6 +154,31 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
             raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
         raise
     return written
+
+
+def _hold(target: str) -> int | None:
+    """An ``O_PATH`` descriptor of the file a rename is about to replace (Linux; None elsewhere
+    or when there is none). The replaced file's inode is freed at its last close: inside the
+    rename, that waits for its pages to leave the cache and its blocks to be freed (~25 ms
+    for 72 MB on ext4, waiting on its write-out); held, it is freed by :func:`_let_go`'s
+    thread. The rename itself is the same, so a crash still leaves the old file or the new."""
+    flag = getattr(os, "O_PATH", 0)
+    if not flag:
+        return None
+    try:
+        return os.open(target, flag | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _let_go(fd: int | None) -> None:
+    """Close ``fd`` (from :func:`_hold`) in a thread: the old file is freed beside the caller."""
+    if fd is None:
+        return
+    try:
+        threading.Thread(target=os.close, args=(fd,), name="xof-old-file", daemon=True).start()
+    except RuntimeError:  # no thread to be had: close it here
+        os.close(fd)
 
 
 def _cause(exc: OSError) -> str:

@@ -44,6 +44,36 @@ def test_float32_file_space_is_float64_rounded_once(scale: float) -> None:
         normals = FileSpace(conversion, 32).directions(points)
         want_n = (points.astype(np.float64) @ mirror).astype(np.float32)
         assert np.array_equal(normals.view(np.uint32), want_n.view(np.uint32))
+        own = points.copy()  # in place: the same bits, in the array given
+        with np.errstate(over="ignore"):
+            got = FileSpace(conversion, 32).positions(own, in_place=True)
+        assert np.shares_memory(got, own) == (float(np.float32(scale)) == scale)  # 0.1: float64
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (forward, up)
+        own = points.copy()
+        got = FileSpace(conversion, 32).directions(own, in_place=True)
+        assert np.shares_memory(got, own)
+        assert np.array_equal(got.view(np.uint32), want_n.view(np.uint32))
+        strided = np.repeat(points, 2, axis=0)[::2]  # not C-ordered: a new array, same bits
+        got = FileSpace(conversion, 32).directions(strided, in_place=True)
+        assert not np.shares_memory(got, strided)
+        assert np.array_equal(got.view(np.uint32), want_n.view(np.uint32))
+
+
+def test_file_space_in_blocks_and_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mirror's blocks (any size, a last short one) give the whole-array bits."""
+    from xof.addon.scene.export import space as space_module
+
+    rng = np.random.default_rng(9)
+    points = _awkward(rng, 3000)[: 3 * 1000].reshape(-1, 3)
+    conversion = Conversion(mirror_for_axes("-Y", "Z"), 1.0)
+    want = (points.astype(np.float64) @ np.asarray(conversion.mirror)).astype(np.float32)
+    for rows in (1 << 14, 7, 1000, 999):
+        monkeypatch.setattr(space_module, "_ROWS", rows)
+        for in_place in (False, True):
+            got = FileSpace(conversion, 32).directions(points.copy(), in_place=in_place)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (rows, in_place)
+    empty = FileSpace(conversion, 32).positions(np.zeros((0, 3), np.float32), in_place=True)
+    assert empty.shape == (0, 3)
 
 
 def test_float32_uv_flip_is_float64_rounded_once() -> None:
@@ -51,6 +81,12 @@ def test_float32_uv_flip_is_float64_rounded_once() -> None:
     got = FileSpace(Conversion(mirror_for_axes(), 1.0), 32).file_uvs(uv)
     want = Conversion.uvs(uv.astype(np.float64)).astype(np.float32)
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    own = uv.copy()
+    got = FileSpace(Conversion(mirror_for_axes(), 1.0), 32).file_uvs(own, in_place=True)
+    assert np.shares_memory(got, own) and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    wide = uv.astype(np.float64)  # another dtype: a new array
+    got = FileSpace(Conversion(mirror_for_axes(), 1.0), 32).file_uvs(wide, in_place=True)
+    assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
 def _old_per_vertex(per_loop: np.ndarray, loops: np.ndarray, n: int) -> np.ndarray | None:
@@ -141,10 +177,14 @@ def test_in_file_winding_is_the_winding_order_gather() -> None:
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 8])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_face_records_straight_from_the_corners(k: int, dtype: type) -> None:
+def test_face_records_straight_from_the_corners(
+    k: int, dtype: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The one-count face table built column by column in file winding is the general
-    records of the reversed corners (a, d, c, b for quads), in the corners' integer type."""
+    records of the reversed corners (a, d, c, b for quads), in the corners' integer type,
+    whatever the block size."""
     pytest.importorskip("bpy")
+    from xof.addon.scene.export import mesh_export
     from xof.addon.scene.export.mesh_export import file_faces
 
     loop_vertex = np.random.default_rng(k).integers(0, 1000, 7 * k).astype(dtype)
@@ -157,3 +197,91 @@ def test_face_records_straight_from_the_corners(k: int, dtype: type) -> None:
     assert got.flat.tolist() == [v for r in records for v in r]
     assert np.array_equal(got.starts, want.starts)
     assert file_faces(loop_vertex[:-1], np.r_[np.full(6, k), k - 1]) is None  # mixed counts
+    monkeypatch.setattr(mesh_export, "_FACE_BLOCK", 3)  # blocks of 3 faces: 3 + 3 + 1
+    blocked = file_faces(loop_vertex, sizes)
+    assert blocked is not None and blocked.flat.tolist() == got.flat.tolist()
+
+
+def test_last_corners_in_blocks_is_the_plain_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block-by-block scatter keeps each vertex's last corner (a plain loop's), -1 for a
+    vertex no corner uses, across block edges; an index beyond ``n`` still raises."""
+    from xof.addon.scene.export import mesh_arrays
+
+    rng = np.random.default_rng(4)
+    n = 60
+    loop_vertex = rng.integers(0, n - 5, 1000).astype(np.int32)
+    want = [-1] * n
+    for corner, vertex in enumerate(loop_vertex.tolist()):
+        want[vertex] = corner
+    for block in (1 << 15, 7, 64):
+        monkeypatch.setattr(mesh_arrays, "_BLOCK", block)
+        got = mesh_arrays.last_corners(loop_vertex, n)
+        assert got.dtype == np.int32 and got.tolist() == want
+    assert mesh_arrays.last_corners(loop_vertex[:0], 3).tolist() == [-1, -1, -1]
+    with pytest.raises(IndexError):
+        mesh_arrays.last_corners(np.array([0, 3], np.int32), 3)
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_each_face_k_accepts_only_every_face_k_times(
+    k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The uniform-size check on the triangles' faces, against the plain statement (face i
+    has exactly the k - 2 triangles at i*(k-2) ..), in blocks of any size."""
+    from xof.addon.scene.export import mesh_arrays
+
+    f = 50
+    uniform = np.repeat(np.arange(f, dtype=np.int32), k - 2)
+    for block in (1 << 15, 8, 7):
+        monkeypatch.setattr(mesh_arrays, "_BLOCK", block)
+        assert mesh_arrays._each_face_k(uniform, f, k)
+        for where in (0, 13, len(uniform) - 1):
+            for value in (-1, 0, 49, 1 << 20):
+                bad = uniform.copy()
+                bad[where] = value
+                plain = all(bad[i * (k - 2) + j] == i for i in range(f) for j in range(k - 2))
+                assert mesh_arrays._each_face_k(bad, f, k) == plain, (block, where, value)
+
+
+def test_face_sizes_from_the_triangles_equal_loop_totals() -> None:
+    """Corners per face from ``loop_triangle_polygons`` (uniform meshes by the block check,
+    mixed ones by counting) equal Blender's own ``loop_total`` per face."""
+    import bpy
+    from xof.addon.scene.export.mesh_arrays import face_sizes
+
+    ring = [(np.cos(a), np.sin(a), 0.0) for a in np.linspace(0, 2 * np.pi, 7)[:-1]]
+    cases = {
+        "quads": [[0, 1, 2, 3], [1, 4, 5, 2], [4, 6, 7, 5]],
+        "triangles": [[0, 1, 2], [0, 2, 3], [2, 1, 4]],
+        "mixed": [[0, 1, 2], [1, 4, 5, 2], [4, 6, 7, 5, 3], [0, 3, 5, 7, 6, 2]],
+        "4 a face on average": [[0, 1, 2], [1, 4, 5, 2, 3], [4, 6, 7, 5]],  # 3 + 5 + 4
+        "pentagons": [[0, 1, 2, 3, 4], [0, 4, 5, 6, 7]],
+    }
+    points = [*ring, (2.0, 0.0, 0.0), (2.0, 1.0, 0.0)]
+    for name, faces in cases.items():
+        mesh = bpy.data.meshes.new(name)
+        mesh.from_pydata(points, [], faces)
+        f, loops = len(mesh.polygons), len(mesh.loops)
+        want = [p.loop_total for p in mesh.polygons]
+        got = face_sizes(mesh, f, loops)
+        assert got.dtype == np.int64 and got.tolist() == want, name
+        bpy.data.meshes.remove(mesh)
+
+
+@pytest.mark.parametrize("count", [0, 5, 1 << 19, 3 << 18])
+def test_touched_buffers_are_plain_writable_arrays(count: int) -> None:
+    """A buffer made with its pages is an ordinary 1-D array of
+    the dtype (contents unset, as ``np.empty``'s): writable, C-ordered, and holds a write."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from xof.addon.scene.export.buffers import touched, touched_ahead
+
+    out = touched(count, np.float32)
+    assert out.shape == (count,) and out.dtype == np.float32
+    assert out.flags.writeable and out.flags.c_contiguous
+    out[:] = np.arange(count, dtype=np.float32)
+    assert out[-1:].tolist() == ([float(count - 1)] if count else [])
+    assert touched_ahead(None, count, np.int32) is None
+    with ThreadPoolExecutor(1) as pool:
+        ahead = touched_ahead(pool, count, np.int32)
+        assert ahead is not None and ahead.result().dtype == np.int32
