@@ -4,10 +4,12 @@ or plain loops): the same arrays, bit for bit, on the reference meshes of
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from addon.sim import coloring, limiter_chains, work_state
+from addon.sim import SimSettings, Simulator, coloring, limiter_chains, work_state
 from addon.sim import springs as springs_module
 from addon.sim import tethers as tethers_module
 from addon.sim.coloring import colour_groups, reversed_bits, stride_colours
@@ -23,7 +25,7 @@ from addon.sim.springs import (
 from addon.sim.xpbd_build import _not_bend
 
 from .grids import quad_grid
-from .test_build_reference import MESHES, Mesh, _capped_cylinder, _jittered
+from .test_build_reference import MESHES, Mesh, _capped_cylinder, _jittered, _springs
 
 _REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)
 
@@ -487,3 +489,93 @@ def test_level_pairs_match_every_valid_chain(name: str, monkeypatch: pytest.Monk
     monkeypatch.setattr(limiter_chains, "level_pairs", checked)
     limiter_levels(edges, lengths, positions, 4)
     assert seen
+
+
+class _OldPlan:
+    """``work_state.PassPlan``'s build as it was: the whole order concatenated, and every
+    move's positions scattered at once (the reference for the parts and the lazy updates)."""
+
+    def __init__(self, groups: list, point_count: int, slots: list, orders: dict) -> None:
+        self.n = point_count
+        self.order: np.ndarray | None = None
+        self.position: np.ndarray | None = None
+        self.head = 0
+        self.steps: list[tuple] = []
+        for g in groups:
+            if g.ends.size >= work_state.IN_PLACE_MIN_FRACTION * point_count:
+                self.steps.append((self.enter(g.ends, orders), None, None))
+            else:
+                self.steps.append((None, self.here(g.ends), None))
+        for slot in slots:
+            self.steps.append((self.enter(slot.points, orders), None, self.here(slot.pins)))
+        self.back = self.position
+
+    def here(self, ids: np.ndarray) -> np.ndarray:
+        here = ids if self.position is None else self.position[ids]
+        return np.ascontiguousarray(here, dtype=np.intp)
+
+    def enter(self, head: np.ndarray, orders: dict) -> np.ndarray | None:
+        n = self.n
+        if self.order is not None and work_state._starts_with(self.order, head):
+            return None
+        untouched = np.ones(n, dtype=bool)
+        untouched[head] = False
+        order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp, copy=False)
+        key = (self.head, id(head))
+        reorder = orders.get(key)
+        if reorder is None:
+            reorder = order if self.position is None else self.position[order]
+            orders[key] = reorder
+        self.order = order
+        self.position = np.empty(n, dtype=np.intp)
+        self.position[order] = np.arange(n)
+        self.head = id(head)
+        return reorder
+
+
+def _same_array(got: np.ndarray | None, want: np.ndarray | None) -> bool:
+    if got is None or want is None:
+        return got is None and want is None
+    return got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def _plan_meshes() -> dict[str, Mesh]:
+    return {
+        **_all_meshes(),
+        "grid60": quad_grid(60, 40, 2.0, 1.0),
+        "sheet": _jittered(50, 45, 0.01, 5),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_plan_meshes()))
+def test_pass_plans_match_the_old_route(name: str) -> None:
+    """Every move, translated index set and way back equal the old build's; the plans of
+    one solver share the moves, translations and ways back they have in common."""
+    positions, sizes, corners = _plan_meshes()[name]
+    n = positions.shape[0]
+    springs, kinds = _springs((positions, sizes, corners))
+    masses = np.full(n, 0.3)
+    masses[[0, n // 3]] = 0.0
+    sim = Simulator(ClothModel(positions, masses, springs, kinds), SimSettings.cloth())
+    solver = sim.solver
+    groups, tethers = solver.groups, solver.tethers
+    cycle = math.lcm(*(g.period for g in groups)) if groups else 1
+    orders: dict = {}
+    shared = 0
+    for residue, plan in enumerate(solver._plans):
+        chosen = [g for g in groups if residue % g.period == g.phase]
+        old = _OldPlan(chosen, n, tethers, orders)
+        assert len(plan.steps) == len(old.steps)
+        for step, (reorder, ids, anchors) in zip(plan.steps, old.steps, strict=True):
+            assert _same_array(step.reorder, reorder)
+            assert _same_array(step.ids, ids)
+            assert _same_array(step.anchors, anchors)
+        assert _same_array(plan.back, old.back)
+        if residue:
+            first = solver._plans[0]
+            shared += plan.back is first.back
+            ends = zip(plan.steps[-2:], first.steps[-2:], strict=True)
+            shared += sum(s.anchors is f.anchors for s, f in ends)
+    assert len(solver._plans) == cycle
+    if name in ("grid60", "sheet"):
+        assert cycle == 2 and shared == 3
