@@ -14,7 +14,7 @@ from addon.sim import springs as springs_module
 from addon.sim import tethers as tethers_module
 from addon.sim.coloring import colour_groups, reversed_bits, stride_colours
 from addon.sim.limiters import limiter_levels
-from addon.sim.model import ClothModel, SpringKind, _lengths
+from addon.sim.model import LENGTH_CHUNK, ClothModel, SpringKind, _lengths
 from addon.sim.springs import (
     _without,
     bend_springs,
@@ -395,15 +395,22 @@ def test_the_non_bend_springs_are_a_view_only_when_bend_springs_come_last() -> N
         assert np.shares_memory(got, model.springs) == (kinds[-1] == 2)
 
 
-def test_rest_lengths_match_the_plain_formula() -> None:
+@pytest.mark.parametrize("count", [0, 300, 2 * LENGTH_CHUNK + 77])
+def test_rest_lengths_match_the_plain_formula(count: int) -> None:
     rng = np.random.default_rng(4)
     points = rng.normal(size=(50, 3))
-    pairs = rng.integers(0, 50, (300, 2))
-    want = np.zeros(300)
-    for axis in range(3):
-        d = points[pairs[:, 1], axis] - points[pairs[:, 0], axis]
-        want += d * d
-    assert np.array_equal(_lengths(points, pairs), np.sqrt(want))
+    points[7, 1] = np.nan
+    points[9] = np.inf
+    pairs = rng.integers(0, 50, (count, 2))
+    want = np.zeros(count)
+    with np.errstate(invalid="ignore"):  # inf - inf
+        for axis in range(3):
+            d = points[pairs[:, 1], axis] - points[pairs[:, 0], axis]
+            want += d * d
+        got = _lengths(points, pairs)
+        backward = _lengths(points, pairs[:, ::-1])
+    assert got.tobytes() == np.sqrt(want).tobytes()
+    assert np.array_equal(backward, got, equal_nan=True)
 
 
 def test_a_prefix_check_probes_and_then_compares_everything() -> None:
