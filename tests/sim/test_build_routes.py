@@ -447,6 +447,20 @@ def test_tethers_to_two_pins_match_the_sorted_route(monkeypatch: pytest.MonkeyPa
             assert np.array_equal(g, w)
 
 
+@pytest.mark.parametrize("pins", [[0, 29], [0, 29, 300, 599, 17]])
+def test_tethers_are_the_same_in_any_chunks(pins: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    positions, sizes, corners = quad_grid(30, 20)
+    edges = face_edges(sizes, corners)
+    pinned = np.zeros(600, dtype=bool)
+    pinned[pins] = True
+    got = tethers_module.build_tethers(positions, pinned, edges, k=3)
+    monkeypatch.setattr(tethers_module, "CHUNK_ELEMENTS", 11)  # a few rows at a time
+    want = tethers_module.build_tethers(positions, pinned, edges, k=3)
+    for name in ("points", "pins", "lengths"):
+        for g, w in zip(getattr(got, name), getattr(want, name), strict=True):
+            assert np.array_equal(g, w)
+
+
 def _argsorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(d2, axis=1, kind="stable")
     return order, np.take_along_axis(d2, order, axis=1)
@@ -475,10 +489,14 @@ def _plain_level_pairs(chains: limiter_chains.Chains, src: np.ndarray) -> dict:
     return best
 
 
+@pytest.mark.parametrize("chunk", [limiter_chains.CHUNK, 7])
 @pytest.mark.parametrize("name", sorted(_all_meshes()))
-def test_level_pairs_match_every_valid_chain(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_level_pairs_match_every_valid_chain(
+    name: str, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The mirror check (only kept backward chains look theirs up) drops no pair and keeps
-    each pair's smallest limit, at every level."""
+    each pair's smallest limit, at every level, also when the chains go in many chunks."""
+    monkeypatch.setattr(limiter_chains, "CHUNK", chunk)
     positions, sizes, corners = _all_meshes()[name]
     edges = face_edges(sizes, corners, positions.shape[0])
     lengths = np.linalg.norm(positions[edges[:, 1]] - positions[edges[:, 0]], axis=1)
