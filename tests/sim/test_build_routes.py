@@ -223,10 +223,15 @@ def _stride_cases() -> list[tuple[np.ndarray, int]]:
         (np.array([[0, 1], [1, 3], [3, 6]]), 7),  # three strides
         (np.array([[0, 1], [2, 3], [1, 0]]), 4),
         (np.array([[0, 3], [3, 6], [1, 4]]), 7),  # one stride
+        (np.array([[0, 40], [40, 80]]), 81),  # strides beyond the count
+        (np.array([[0, 40], [40, 80], [1, 2]]), 81),
+        (np.array([[5, 5], [1, 2]]), 6),  # a self pair
     ]
 
 
-def test_stride_colours_match_the_old_route() -> None:
+@pytest.mark.parametrize("chunk", [coloring.STRIDE_CHUNK, 5])
+def test_stride_colours_match_the_old_route(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coloring, "STRIDE_CHUNK", chunk)
     for pairs, n in _stride_cases():
         got = stride_colours(pairs, n)
         want = _old_stride_colours(pairs, n)
