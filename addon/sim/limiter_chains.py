@@ -291,6 +291,8 @@ def _squared_chords(
 ) -> np.ndarray:
     """``|p[to] - p[frm]| ** 2`` into ``out``."""
     term = np.empty_like(out)
+    # a take converts any other index type on each call: once here for the three axes
+    frm, to = frm.astype(np.intp, copy=False), to.astype(np.intp, copy=False)
     for axis, c in enumerate(columns):
         d = np.take(c, to)
         d -= np.take(c, frm)
@@ -314,7 +316,7 @@ def double(
     kept where the two turn straight enough at their joint: with ``a``, ``b`` the halves'
     squared chords and ``c`` the whole's, the joint's cosine is ``(a + b - c) / 2 sqrt(a b)``
     (no direction is gathered, and ``c`` is the next level's ``a``)."""
-    g = old.jump[part]
+    g = old.jump[part].astype(np.intp, copy=False)  # converted once for the six takes
     ok = np.take(old.valid, g, mode="clip")
     ok &= old.valid[part]
     end = np.take(old.end, g, out=new.end[part], mode="clip")
