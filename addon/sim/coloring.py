@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+STRIDE_CHUNK = 1 << 15  # pairs whose strides and colours are worked out at a time
+
 
 def colour_groups(
     springs: np.ndarray,
@@ -107,39 +109,57 @@ def stride_colours(
     if count == 0:
         return None
     first, second = columns if columns is not None else (pairs[:, 0], pairs[:, 1])
+    small, large = -1, -1  # the strides' range, a chunk at a time
+    for lo in range(0, count, STRIDE_CHUNK):
+        stride = np.subtract(first[lo : lo + STRIDE_CHUNK], second[lo : lo + STRIDE_CHUNK])
+        np.abs(stride, out=stride)
+        low_here, high_here = int(stride.min()), int(stride.max())
+        small = low_here if small < 0 else min(small, low_here)
+        large = max(large, high_here)
+    if small <= 0:
+        return None
+    if small != large and large % small == 0:
+        colour = np.empty(count, dtype=np.uint8)
+        step = (1 - large // small) % 4
+        for lo in range(0, count, STRIDE_CHUNK):
+            part = slice(lo, lo + STRIDE_CHUNK)
+            low = np.minimum(first[part], second[part])
+            stride = np.maximum(first[part], second[part])
+            stride -= low
+            wide = stride == large
+            if not np.all(wide | (stride == small)):
+                return None
+            c = low // small
+            low //= large
+            low *= step
+            c += low
+            c += 2 * wide
+            c &= 3
+            colour[part] = c
+        # the ends of a pair are its low and high ends in some order: marking them is the same
+        groups = _one_per_point(first, second, colour, point_count)
+        if groups is not None:
+            return groups
     low = np.minimum(first, second)
     stride = np.maximum(first, second)
     stride -= low
-    small, large = int(stride.min()), int(stride.max())
-    if small <= 0:
-        return None
     wide = stride == large
     if small != large and not np.all(wide | (stride == small)):
         return None
-    groups: list[np.ndarray] | None = None
-    if small != large and large % small == 0:
-        colour = low // small
-        colour += ((1 - large // small) % 4) * (low // large)
-        colour += 2 * wide
-        colour &= 3
-        groups = _one_per_point(low, low + stride, colour, point_count)
-    if groups is None:
-        colour = np.floor_divide(low, stride, out=stride)
-        colour &= 1
-        colour += 2 * wide
-        groups = _one_per_point(low, None, colour, point_count)
-    return groups  # None: a repeated pair, match instead
+    colour = np.floor_divide(low, stride, out=stride)
+    colour &= 1
+    colour += 2 * wide
+    return _one_per_point(low, None, colour.astype(np.uint8), point_count)  # None: a repeat
 
 
 def _one_per_point(
     low: np.ndarray, high: np.ndarray | None, colour: np.ndarray, point_count: int
 ) -> list[np.ndarray] | None:
-    """The springs of each colour (of 4; ascending, empty colours left out) when no point
-    has two springs of one colour at its ``low`` ends (and at its ``high`` ends too, when
-    given), else None. A colour's ends are distinct when marking them marks as many points."""
-    order = np.argsort(colour.astype(np.uint8), kind="stable")  # a radix sort: 8-bit keys
-    counts = np.bincount(colour, minlength=4)
-    groups = [g for g in np.split(order, np.cumsum(counts)[:-1]) if g.size]
+    """The springs of each colour (``colour`` uint8, of 4; ascending, empty colours left
+    out) when no point has two springs of one colour at its ``low`` ends (and at its ``high``
+    ends too, when given), else None. A colour's ends are distinct when marking them marks
+    as many points."""
+    groups = [g for g in (np.flatnonzero(colour == c) for c in range(4)) if g.size]
     mark = np.zeros(max(point_count, 1), dtype=bool)
     for members in groups:
         mark[:] = False

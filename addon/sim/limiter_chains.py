@@ -291,6 +291,8 @@ def _squared_chords(
 ) -> np.ndarray:
     """``|p[to] - p[frm]| ** 2`` into ``out``."""
     term = np.empty_like(out)
+    # a take converts any other index type on each call: once here for the three axes
+    frm, to = frm.astype(np.intp, copy=False), to.astype(np.intp, copy=False)
     for axis, c in enumerate(columns):
         d = np.take(c, to)
         d -= np.take(c, frm)
@@ -314,7 +316,7 @@ def double(
     kept where the two turn straight enough at their joint: with ``a``, ``b`` the halves'
     squared chords and ``c`` the whole's, the joint's cosine is ``(a + b - c) / 2 sqrt(a b)``
     (no direction is gathered, and ``c`` is the next level's ``a``)."""
-    g = old.jump[part]
+    g = old.jump[part].astype(np.intp, copy=False)  # converted once for the six takes
     ok = np.take(old.valid, g, mode="clip")
     ok &= old.valid[part]
     end = np.take(old.end, g, out=new.end[part], mode="clip")
@@ -340,14 +342,12 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
     A chain from ``a`` to ``b < a`` whose mirror (from its last spring reversed) ends at
     ``a`` with no larger limit is left to the mirror."""
     size = src.size
-    pair_parts: list[np.ndarray] = []
-    limit_parts: list[np.ndarray] = []
-    ascending = True
-    last = -1
-    for lo in range(0, size, CHUNK):
+    keep_all = np.empty(size, dtype=bool)
+    count = 0
+    for lo in range(0, size, CHUNK):  # which chains are kept: the output is then made once
         part = slice(lo, min(lo + CHUNK, size))
         a, b, total = src[part], chains.end[part], chains.total[part]
-        keep = chains.valid[part] & (a != b)
+        keep = np.logical_and(chains.valid[part], a != b, out=keep_all[part])
         if chains.mirrors:  # only the kept backward chains look up their mirrors
             back = np.flatnonzero(keep & (a > b))
             if back.size:
@@ -356,22 +356,29 @@ def level_pairs(chains: Chains, src: np.ndarray, n: int) -> tuple[np.ndarray, np
                 mirrored &= np.take(chains.end, mirror, mode="clip") == a[back]
                 mirrored &= np.take(chains.total, mirror, mode="clip") <= total[back]
                 keep[back[mirrored]] = False
-        rows = np.flatnonzero(keep)
-        a, b = a[rows], b[rows]
-        pair = np.empty((rows.size, 2), dtype=np.int64)
+        count += int(np.count_nonzero(keep))
+    pairs, lim = _pairs_and_limits(count)
+    ascending = True
+    last = -1
+    at = 0
+    for lo in range(0, size, CHUNK):  # the kept chains' pairs and limits written in place
+        part = slice(lo, min(lo + CHUNK, size))
+        rows = np.flatnonzero(keep_all[part])
+        if not rows.size:
+            continue
+        here = slice(at, at + rows.size)
+        at += rows.size
+        a, b = src[part].take(rows), chains.end[part].take(rows)
+        pair = pairs[here]
         np.minimum(a, b, out=pair[:, 0])
         np.maximum(a, b, out=pair[:, 1])
-        pair_parts.append(pair)
-        limit_parts.append(total[rows])
-        if ascending and rows.size:
+        chains.total[part].take(rows, out=lim[here])
+        if ascending:
             keys = pair[:, 0] * n
             keys += pair[:, 1]
             ascending = bool(keys[0] > last) and bool(np.all(keys[1:] > keys[:-1]))
             last = int(keys[-1])
-    pairs, lim = _pairs_and_limits(sum(p.shape[0] for p in pair_parts))
-    np.concatenate(pair_parts or [pairs], out=pairs)
-    np.concatenate(limit_parts or [lim], out=lim)
-    del pair_parts, limit_parts
+    del keep_all
     if ascending:
         return pairs, lim
     keys = pairs[:, 0] * n

@@ -33,17 +33,33 @@ def _per_point(values: np.ndarray | None, count: int, name: str, warnings: list[
     return out
 
 
+# springs measured at a time by ``_lengths``: its work rows stay in cache
+LENGTH_CHUNK = 1 << 15
+
+
 def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """``|points[j] - points[i]|`` per pair, one coordinate column at a time."""
-    total = np.zeros(pairs.shape[0], dtype=np.float64)
-    first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
-    for axis in range(3):
-        column = np.ascontiguousarray(points[:, axis])
-        d = column[second]
-        d -= column[first]
-        d *= d
-        total += d
-    return np.sqrt(total, out=total)
+    """``|points[j] - points[i]|`` per pair (indices in range), one coordinate column at a
+    time, a chunk of pairs at a time."""
+    count = pairs.shape[0]
+    out = np.empty(count, dtype=np.float64)
+    columns = [np.ascontiguousarray(points[:, axis], dtype=np.float64) for axis in range(3)]
+    d, e = np.empty(LENGTH_CHUNK), np.empty(LENGTH_CHUNK)
+    for lo in range(0, count, LENGTH_CHUNK):
+        hi = min(lo + LENGTH_CHUNK, count)
+        first = np.ascontiguousarray(pairs[lo:hi, 0], dtype=np.intp)
+        second = np.ascontiguousarray(pairs[lo:hi, 1], dtype=np.intp)
+        total, a, b = out[lo:hi], d[: hi - lo], e[: hi - lo]
+        for axis, column in enumerate(columns):
+            column.take(second, out=a, mode="clip")
+            column.take(first, out=b, mode="clip")
+            a -= b
+            if axis:
+                a *= a
+                total += a
+            else:  # the sum starts at 0: 0 + x*x is x*x (NaN stays NaN)
+                np.multiply(a, a, out=total)
+        np.sqrt(total, out=total)
+    return out
 
 
 def rows_of(values: np.ndarray, ids: np.ndarray) -> np.ndarray:

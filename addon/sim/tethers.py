@@ -21,7 +21,7 @@ from .constraint_pass import TINY_LENGTH_SQUARED
 from .rows import squared_lengths
 
 HALF = np.float32(0.5)
-CHUNK_ELEMENTS = 1 << 22  # distance-matrix entries computed at a time (16 MB of float32)
+CHUNK_ELEMENTS = 1 << 16  # distance-matrix entries computed at a time (512 kB of float64)
 
 
 @dataclass

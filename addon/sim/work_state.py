@@ -58,8 +58,11 @@ class PassPlan:
     ) -> None:
         self.n = point_count
         self.steps: list[_Step] = []
-        self._order: np.ndarray | None = None  # the current order (None: the natural one)
-        self._position: np.ndarray | None = None  # where each point is in it
+        # the current order is ``_first`` then ``_rest`` (ascending); None: the natural one
+        self._first: np.ndarray | None = None
+        self._rest: np.ndarray | None = None
+        self._position: np.ndarray | None = None  # where each point is in it ...
+        self._stale = False  # ... unless a shared move skipped updating it
         self._head: int = 0  # id of the set the current order starts with (0: natural)
         self._shared = shared if shared is not None else _Shared(point_count)
         for g, w in zip(groups, views, strict=True):
@@ -71,37 +74,78 @@ class PassPlan:
         for slot in slots:
             reorder = self._enter(slot.points)
             self.steps.append(_Step(None, None, slot, reorder, None, self._here(slot.pins)))
-        self.back = self._position  # natural order from the last one (None: never left it)
+        self.back = self._last_positions()  # natural order from the last one (None: never left)
         self._buffers = self._shared.buffers
 
     def forget_build(self) -> None:
         """Drop what only building needed (``back`` keeps the last order's positions)."""
-        self._order = None
+        self._first = self._rest = self._position = None
 
     def _here(self, ids: np.ndarray) -> np.ndarray:
-        """``ids`` translated into the current order."""
-        here = ids if self._position is None else self._position[ids]
-        return np.ascontiguousarray(here, dtype=np.intp)
+        """``ids`` translated into the current order (shared by plans in the same order)."""
+        if self._first is None:
+            return np.ascontiguousarray(ids, dtype=np.intp)
+        key = (self._head, id(ids))
+        here = self._shared.translated.get(key)
+        if here is None:
+            here = self._positions().take(ids).astype(np.intp, copy=False)
+            self._shared.translated[key] = here
+        return here
+
+    def _last_positions(self) -> np.ndarray | None:
+        """The positions of the last order, the same array as another plan's ending there."""
+        if self._first is None:
+            return None
+        last = self._shared.last.get(self._head)
+        if last is None:
+            last = self._positions()
+            self._shared.last[self._head] = last
+        return last
+
+    def _positions(self) -> np.ndarray:
+        """Where each point is in the current order, brought up to date."""
+        assert self._first is not None and self._rest is not None
+        if self._position is None:
+            self._position = np.empty(self.n, dtype=np.intp)
+            self._stale = True
+        if self._stale:
+            identity, h = self._shared.identity, self._first.size
+            self._position[self._first] = identity[:h]
+            self._position[self._rest] = identity[h:]
+            self._stale = False
+        return self._position
+
+    def _starts(self, head: np.ndarray) -> bool:
+        """Whether the current order starts with ``head``."""
+        if self._first is None or self._rest is None:
+            return False
+        h = self._first.size
+        if head.size <= h:
+            return _starts_with(self._first, head)
+        return _starts_with(self._first, head[:h]) and _starts_with(self._rest, head[h:])
 
     def _enter(self, head: np.ndarray) -> np.ndarray | None:
         """Make ``head`` (distinct ids) the start of the order; the take that does it, or
         None when the order already starts so."""
-        n = self.n
-        if self._order is not None and _starts_with(self._order, head):
+        if self._starts(head):
             return None
         untouched = self._shared.untouched
         untouched.fill(True)
         untouched[head] = False
-        order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp, copy=False)
+        rest = np.flatnonzero(untouched)
         key = (self._head, id(head))
         reorder = self._shared.orders.get(key)  # another plan made the same move: share it
         if reorder is None:
-            reorder = order if self._position is None else self._position[order]
+            if self._first is None:
+                reorder = np.concatenate([head, rest]).astype(np.intp, copy=False)
+            else:  # the old positions of the new order, gathered in its two parts
+                position, h = self._positions(), head.size
+                reorder = np.empty(self.n, dtype=np.intp)
+                position.take(head, out=reorder[:h], mode="clip")
+                position.take(rest, out=reorder[h:], mode="clip")
             self._shared.orders[key] = reorder
-        self._order = order
-        if self._position is None:  # one buffer, rewritten whole by each move
-            self._position = np.empty(n, dtype=np.intp)
-        self._position[order] = self._shared.identity
+        self._first, self._rest = head, rest
+        self._stale = True  # the positions follow when something needs them
         self._head = id(head)
         return reorder
 
@@ -145,6 +189,8 @@ def pass_plans(
         chosen_views = [views[i] for i in chosen]
         plans.append(PassPlan(chosen_groups, chosen_views, point_count, slots, shared))
     shared.orders.clear()  # only needed while building
+    shared.translated.clear()
+    shared.last.clear()
     shared.untouched = shared.identity = np.empty(0, dtype=np.intp)
     for plan in plans:
         plan.forget_build()
@@ -164,7 +210,8 @@ def _starts_with(order: np.ndarray, head: np.ndarray) -> bool:
 class _Shared:
     """What the plans of one solver share: the two take buffers (plans run one at a time)
     and the moves already built, keyed by (the set the order came from, the set it enters),
-    so a move both plans make is stored once."""
+    so a move both plans make is stored once (an order depends only on the set it starts
+    with, so a plan following another's moves needs no positions of its own)."""
 
     def __init__(self, point_count: int) -> None:
         self.buffers = (
@@ -172,5 +219,9 @@ class _Shared:
             np.zeros(point_count, np.complex128),
         )
         self.orders: dict[tuple[int, int], np.ndarray] = {}
+        # ids translated into an order, keyed by (the set it starts with, the ids), and the
+        # positions of the order a plan ends in, keyed by that set
+        self.translated: dict[tuple[int, int], np.ndarray] = {}
+        self.last: dict[int, np.ndarray] = {}
         self.untouched = np.empty(point_count, dtype=bool)  # work arrays of the build
         self.identity = np.arange(point_count, dtype=np.intp)

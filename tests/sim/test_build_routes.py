@@ -4,15 +4,17 @@ or plain loops): the same arrays, bit for bit, on the reference meshes of
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from addon.sim import coloring, limiter_chains, work_state
+from addon.sim import SimSettings, Simulator, coloring, limiter_chains, work_state
 from addon.sim import springs as springs_module
 from addon.sim import tethers as tethers_module
 from addon.sim.coloring import colour_groups, reversed_bits, stride_colours
 from addon.sim.limiters import limiter_levels
-from addon.sim.model import ClothModel, SpringKind, _lengths
+from addon.sim.model import LENGTH_CHUNK, ClothModel, SpringKind, _lengths
 from addon.sim.springs import (
     _without,
     bend_springs,
@@ -23,7 +25,7 @@ from addon.sim.springs import (
 from addon.sim.xpbd_build import _not_bend
 
 from .grids import quad_grid
-from .test_build_reference import MESHES, Mesh, _capped_cylinder, _jittered
+from .test_build_reference import MESHES, Mesh, _capped_cylinder, _jittered, _springs
 
 _REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)
 
@@ -221,10 +223,15 @@ def _stride_cases() -> list[tuple[np.ndarray, int]]:
         (np.array([[0, 1], [1, 3], [3, 6]]), 7),  # three strides
         (np.array([[0, 1], [2, 3], [1, 0]]), 4),
         (np.array([[0, 3], [3, 6], [1, 4]]), 7),  # one stride
+        (np.array([[0, 40], [40, 80]]), 81),  # strides beyond the count
+        (np.array([[0, 40], [40, 80], [1, 2]]), 81),
+        (np.array([[5, 5], [1, 2]]), 6),  # a self pair
     ]
 
 
-def test_stride_colours_match_the_old_route() -> None:
+@pytest.mark.parametrize("chunk", [coloring.STRIDE_CHUNK, 5])
+def test_stride_colours_match_the_old_route(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coloring, "STRIDE_CHUNK", chunk)
     for pairs, n in _stride_cases():
         got = stride_colours(pairs, n)
         want = _old_stride_colours(pairs, n)
@@ -393,15 +400,22 @@ def test_the_non_bend_springs_are_a_view_only_when_bend_springs_come_last() -> N
         assert np.shares_memory(got, model.springs) == (kinds[-1] == 2)
 
 
-def test_rest_lengths_match_the_plain_formula() -> None:
+@pytest.mark.parametrize("count", [0, 300, 2 * LENGTH_CHUNK + 77])
+def test_rest_lengths_match_the_plain_formula(count: int) -> None:
     rng = np.random.default_rng(4)
     points = rng.normal(size=(50, 3))
-    pairs = rng.integers(0, 50, (300, 2))
-    want = np.zeros(300)
-    for axis in range(3):
-        d = points[pairs[:, 1], axis] - points[pairs[:, 0], axis]
-        want += d * d
-    assert np.array_equal(_lengths(points, pairs), np.sqrt(want))
+    points[7, 1] = np.nan
+    points[9] = np.inf
+    pairs = rng.integers(0, 50, (count, 2))
+    want = np.zeros(count)
+    with np.errstate(invalid="ignore"):  # inf - inf
+        for axis in range(3):
+            d = points[pairs[:, 1], axis] - points[pairs[:, 0], axis]
+            want += d * d
+        got = _lengths(points, pairs)
+        backward = _lengths(points, pairs[:, ::-1])
+    assert got.tobytes() == np.sqrt(want).tobytes()
+    assert np.array_equal(backward, got, equal_nan=True)
 
 
 def test_a_prefix_check_probes_and_then_compares_everything() -> None:
@@ -438,6 +452,20 @@ def test_tethers_to_two_pins_match_the_sorted_route(monkeypatch: pytest.MonkeyPa
             assert np.array_equal(g, w)
 
 
+@pytest.mark.parametrize("pins", [[0, 29], [0, 29, 300, 599, 17]])
+def test_tethers_are_the_same_in_any_chunks(pins: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    positions, sizes, corners = quad_grid(30, 20)
+    edges = face_edges(sizes, corners)
+    pinned = np.zeros(600, dtype=bool)
+    pinned[pins] = True
+    got = tethers_module.build_tethers(positions, pinned, edges, k=3)
+    monkeypatch.setattr(tethers_module, "CHUNK_ELEMENTS", 11)  # a few rows at a time
+    want = tethers_module.build_tethers(positions, pinned, edges, k=3)
+    for name in ("points", "pins", "lengths"):
+        for g, w in zip(getattr(got, name), getattr(want, name), strict=True):
+            assert np.array_equal(g, w)
+
+
 def _argsorted_pairs(d2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(d2, axis=1, kind="stable")
     return order, np.take_along_axis(d2, order, axis=1)
@@ -466,10 +494,14 @@ def _plain_level_pairs(chains: limiter_chains.Chains, src: np.ndarray) -> dict:
     return best
 
 
+@pytest.mark.parametrize("chunk", [limiter_chains.CHUNK, 7])
 @pytest.mark.parametrize("name", sorted(_all_meshes()))
-def test_level_pairs_match_every_valid_chain(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_level_pairs_match_every_valid_chain(
+    name: str, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The mirror check (only kept backward chains look theirs up) drops no pair and keeps
-    each pair's smallest limit, at every level."""
+    each pair's smallest limit, at every level, also when the chains go in many chunks."""
+    monkeypatch.setattr(limiter_chains, "CHUNK", chunk)
     positions, sizes, corners = _all_meshes()[name]
     edges = face_edges(sizes, corners, positions.shape[0])
     lengths = np.linalg.norm(positions[edges[:, 1]] - positions[edges[:, 0]], axis=1)
@@ -487,3 +519,93 @@ def test_level_pairs_match_every_valid_chain(name: str, monkeypatch: pytest.Monk
     monkeypatch.setattr(limiter_chains, "level_pairs", checked)
     limiter_levels(edges, lengths, positions, 4)
     assert seen
+
+
+class _OldPlan:
+    """``work_state.PassPlan``'s build as it was: the whole order concatenated, and every
+    move's positions scattered at once (the reference for the parts and the lazy updates)."""
+
+    def __init__(self, groups: list, point_count: int, slots: list, orders: dict) -> None:
+        self.n = point_count
+        self.order: np.ndarray | None = None
+        self.position: np.ndarray | None = None
+        self.head = 0
+        self.steps: list[tuple] = []
+        for g in groups:
+            if g.ends.size >= work_state.IN_PLACE_MIN_FRACTION * point_count:
+                self.steps.append((self.enter(g.ends, orders), None, None))
+            else:
+                self.steps.append((None, self.here(g.ends), None))
+        for slot in slots:
+            self.steps.append((self.enter(slot.points, orders), None, self.here(slot.pins)))
+        self.back = self.position
+
+    def here(self, ids: np.ndarray) -> np.ndarray:
+        here = ids if self.position is None else self.position[ids]
+        return np.ascontiguousarray(here, dtype=np.intp)
+
+    def enter(self, head: np.ndarray, orders: dict) -> np.ndarray | None:
+        n = self.n
+        if self.order is not None and work_state._starts_with(self.order, head):
+            return None
+        untouched = np.ones(n, dtype=bool)
+        untouched[head] = False
+        order = np.concatenate([head, np.flatnonzero(untouched)]).astype(np.intp, copy=False)
+        key = (self.head, id(head))
+        reorder = orders.get(key)
+        if reorder is None:
+            reorder = order if self.position is None else self.position[order]
+            orders[key] = reorder
+        self.order = order
+        self.position = np.empty(n, dtype=np.intp)
+        self.position[order] = np.arange(n)
+        self.head = id(head)
+        return reorder
+
+
+def _same_array(got: np.ndarray | None, want: np.ndarray | None) -> bool:
+    if got is None or want is None:
+        return got is None and want is None
+    return got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def _plan_meshes() -> dict[str, Mesh]:
+    return {
+        **_all_meshes(),
+        "grid60": quad_grid(60, 40, 2.0, 1.0),
+        "sheet": _jittered(50, 45, 0.01, 5),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_plan_meshes()))
+def test_pass_plans_match_the_old_route(name: str) -> None:
+    """Every move, translated index set and way back equal the old build's; the plans of
+    one solver share the moves, translations and ways back they have in common."""
+    positions, sizes, corners = _plan_meshes()[name]
+    n = positions.shape[0]
+    springs, kinds = _springs((positions, sizes, corners))
+    masses = np.full(n, 0.3)
+    masses[[0, n // 3]] = 0.0
+    sim = Simulator(ClothModel(positions, masses, springs, kinds), SimSettings.cloth())
+    solver = sim.solver
+    groups, tethers = solver.groups, solver.tethers
+    cycle = math.lcm(*(g.period for g in groups)) if groups else 1
+    orders: dict = {}
+    shared = 0
+    for residue, plan in enumerate(solver._plans):
+        chosen = [g for g in groups if residue % g.period == g.phase]
+        old = _OldPlan(chosen, n, tethers, orders)
+        assert len(plan.steps) == len(old.steps)
+        for step, (reorder, ids, anchors) in zip(plan.steps, old.steps, strict=True):
+            assert _same_array(step.reorder, reorder)
+            assert _same_array(step.ids, ids)
+            assert _same_array(step.anchors, anchors)
+        assert _same_array(plan.back, old.back)
+        if residue:
+            first = solver._plans[0]
+            shared += plan.back is first.back
+            ends = zip(plan.steps[-2:], first.steps[-2:], strict=True)
+            shared += sum(s.anchors is f.anchors for s, f in ends)
+    assert len(solver._plans) == cycle
+    if name in ("grid60", "sheet"):
+        assert cycle == 2 and shared == 3
