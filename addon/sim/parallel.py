@@ -197,7 +197,7 @@ class StepWorker:
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # Windows: no console
         )
         self.last = (0.0, 0.0)  # CPU and wall seconds of the helper's last answer
-        self.flags: tuple[bool, ...] = ()  # a step's: it will step ahead, it took a step ahead
+        self.flags: tuple[Any, ...] = ()  # a step's: stepping ahead, took one, waited (s)
         self.keys = 0
         self.answered = False  # it served a request (else a failure means it cannot start)
 
@@ -228,7 +228,7 @@ class StepWorker:
         self.answered = True
         _USED["cpu"] += float(reply[1])
         self.last = (float(reply[1]), float(reply[2]))
-        self.flags = tuple(bool(f) for f in reply[3:])
+        self.flags = tuple(reply[3:])
         return float(reply[1])
 
     def go_ahead(self) -> None:
@@ -308,6 +308,7 @@ class Partition:
         self.helper_cpu = 0.0  # the helper's CPU seconds on the last frame (for benchmarks)
         self.ahead = False  # the helper steps this part's next frame ahead
         self.taken = False  # its last frame was the one stepped ahead
+        self.idle = 0.0  # seconds the helper had waited for this frame (nothing else to do)
         try:
             worker.send(("build", self.key, solver.members, self.path, n))
             worker.answer()
@@ -376,6 +377,7 @@ class Partition:
         and ``WorkerError`` raised (the caller steps it here)."""
         self.pending = False
         self.ahead = self.taken = False
+        self.idle = 0.0
         try:
             self.helper_cpu = self.worker.answer()
         except WorkerError:
@@ -384,7 +386,8 @@ class Partition:
             self.mirrors.clear()
             raise
         flags = self.worker.flags
-        self.ahead, self.taken = (flags[0], flags[1]) if len(flags) == 2 else (False, False)
+        if len(flags) == 3:
+            self.ahead, self.taken, self.idle = bool(flags[0]), bool(flags[1]), float(flags[2])
 
     def detach(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the state in ordinary memory (the partition is closed after)."""

@@ -25,7 +25,8 @@ Requests (the first item names it; each is answered ``("ok", cpu seconds, wall s
   result (the same computation on the same values: bit for bit what it would step);
   anything else discards it and steps as asked (``gives_way``: a request coming meanwhile
   ends the step ahead, unless the pipe cannot be polled). A ``step``'s answer adds whether the part
-  will step ahead and whether it took a step ahead: ``("ok", cpu, wall, ahead, taken)``;
+  will step ahead, whether it took a step ahead and how long this process had waited for
+  it (seconds): ``("ok", cpu, wall, ahead, taken, idle)``;
   the CPU of stepping ahead is added to the next answer's;
 - ``("drop", key)``, ``("stop",)``.
 """
@@ -262,6 +263,7 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
     waiting = _waiting(source)
     stepped: list[_Part] = []  # since the last ``ahead``
     owed = 0.0  # CPU seconds of steps ahead not yet reported
+    idle_since = time.perf_counter()  # when this process last had nothing to do
     while True:
         try:
             request = _Loader(source, parent_package).load()
@@ -278,9 +280,10 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
                         part.ahead = None
             stepped = []
             owed += time.process_time() - began
+            idle_since = time.perf_counter()
             continue
         try:
-            flags: tuple[bool, ...] = ()
+            flags: tuple[Any, ...] = ()
             if kind == "build":
                 key, members, path, n = request[1:]
                 parts[key] = _Part(MergedXpbd(members), path, n)  # its work buffers anew
@@ -289,7 +292,7 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
                 taken = part.step(request[2:])
                 if part not in stepped:
                     stepped.append(part)
-                flags = (part.guess is not None, taken)
+                flags = (part.guess is not None, taken, clock - idle_since)
             elif kind == "drop":
                 gone = parts.pop(request[1], None)
                 if gone is not None:
@@ -302,6 +305,7 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
             reply = ("error", traceback.format_exc())
         pickle.dump(reply, sink, protocol=pickle.HIGHEST_PROTOCOL)
         sink.flush()
+        idle_since = time.perf_counter()
         if kind == "stop":
             break
     for part in parts.values():

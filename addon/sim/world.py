@@ -102,6 +102,8 @@ class _Batch:
         # a part of this process's run that the helper of ``partner`` steps while it steps
         # ahead (it then has the time), else stepped here
         self.partner: _Batch | None = None
+        self.sent = False  # its last frame went to the helper
+        self.here_seconds = 0.0  # wall time of its last frame stepped here
         if worker is not None:
             try:
                 self.remote = Partition(worker, self.solver, self.pos, self.vel)
@@ -240,11 +242,15 @@ class _Batch:
 
     def wanted_away(self) -> bool:
         """Whether to send this frame to its helper: always, or for a part of this process's
-        run, while its partner's helper steps ahead in time (it took the last frame)."""
+        run, while its partner's helper steps ahead in time and has the time for it too."""
         partner = self.partner
         if partner is None:
             return True
-        return partner.remote is not None and partner.remote.taken
+        if partner.remote is None or not partner.remote.taken:
+            return False
+        # it went last frame and the partner's step ahead still made it, or the helper
+        # waited long enough to step this part too
+        return self.sent or partner.remote.idle > self.here_seconds
 
     def lose(self, exc: WorkerError) -> None:
         """The helper failed: this batch steps here from now on (its members are told)."""
@@ -390,6 +396,7 @@ class World:
                 jobs[b] = job = batch.begin(frame_dt, [inputs[i] for i in batch.members])
                 wanted = helped and batch.wanted_away()
                 away[b] = job is not None and wanted and batch.send(job)
+                batch.sent = away[b]
                 remote = batch.remote
                 if away[b] and told is not None and remote is not None:
                     told += [remote.worker] if remote.worker not in told else []
@@ -398,7 +405,9 @@ class World:
                     if remote is not None:  # the helper's step ahead (if any) is stale now
                         remote.ahead = remote.taken = False
                     if job is not None:
+                        clock = time.perf_counter()
                         batch.run(job)
+                        batch.here_seconds = time.perf_counter() - clock
                     yield batch.members, batch.finish(job)
             told = self._go_ahead(told)
             for i in self._alone:
