@@ -11,6 +11,13 @@ copy when it was posed more than once since), runs the same substeps as this pro
 would, and answers. The objects of different partitions share no point, so each object's
 result is the same, bit for bit, as stepping it alone.
 
+While a part's pins and colliders stand still (flags, banners, a cape on a character at
+rest), the helper steps its next frame ahead, while this process shows the frame and
+Blender evaluates it, and answers the next request from it when that request is the one it
+guessed (``step_worker``). This process's run is then split in two (``split_ahead``): the
+second part goes to that helper on the frames it has the time for it (it took the last
+frame ahead and waited longer than the part takes here), else it is stepped here as before.
+
 ``processes()``: how many helpers a World may use (``configure``; automatic: one less
 than the cores this process may run on). ``shutdown()`` stops them (the extension's
 unregister, a file load, the interpreter's exit); they also end when this process does
