@@ -24,10 +24,10 @@ Requests (the first item names it; each is answered ``("ok", cpu seconds, wall s
   same pins, poses, substeps and contacts, the shared state untouched since) takes the
   result (the same computation on the same values: bit for bit what it would step);
   anything else discards it and steps as asked (``gives_way``: a request coming meanwhile
-  ends the step ahead, unless the pipe cannot be polled). A ``step``'s answer adds whether the part
-  will step ahead, whether it took a step ahead and how long this process had waited for
-  it (seconds): ``("ok", cpu, wall, ahead, taken, idle)``;
-  the CPU of stepping ahead is added to the next answer's;
+  is read at once; the step ahead goes on when it is the one guessed, else it ends). A
+  ``step``'s answer adds whether the part will step ahead, whether it took a step ahead
+  and how long this process had waited for it (seconds): ``("ok", cpu, wall, ahead,
+  taken, idle)``; the CPU of stepping ahead is added to the next answer's;
 - ``("drop", key)``, ``("stop",)``.
 """
 
@@ -42,6 +42,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -215,13 +216,32 @@ class _Part:
         }
         self.guess = _Guess(request, start, posed)
 
-    def go_ahead(self, stop: Callable[[], bool] | None = None) -> None:
-        """Step the guessed next frame on copies (the shared state and colliders stay);
-        given up when ``stop()`` says a request came meanwhile."""
+    def go_ahead(self, key: int, incoming: Callable[[], Any] | None = None) -> None:
+        """Step the guessed next frame on copies (the shared state and colliders stay).
+        ``incoming()`` gives a request that came meanwhile (None: none): the step goes on
+        when it is this part's guessed one, else it is given up."""
         guess = self.guess
         if guess is None:
             return
         before = self.state.copy()  # (the parent is not stepping this part now)
+        decided: list[bool] = []
+
+        def stop() -> bool:
+            if decided:
+                return not decided[0]
+            if incoming is None:
+                return False
+            request = incoming()
+            if request is None:
+                return False
+            decided.append(
+                request[0] == "step"
+                and request[1] == key
+                and guess.matches(request[2:])
+                and before.view(np.uint32).tobytes() == self.state.view(np.uint32).tobytes()
+            )
+            return not decided[0]
+
         after = before.copy()
         colliders = {k: _own_copy(c) for k, c in self.colliders.items()}
         for key, vertices in guess.posed.items():
@@ -230,7 +250,7 @@ class _Part:
         self.solver.contact_sets = self._sets(colliders)
         if run_substeps(
             self.solver, after[0], after[1], guess.substeps, guess.sub_dt, guess.start,
-            guess.end, movers, stop=stop,
+            guess.end, movers, stop=None if incoming is None else stop,
         ):  # fmt: skip
             self.ahead = _Ahead(guess, before, after, colliders)
 
@@ -243,7 +263,7 @@ class _Part:
 
 def _waiting(source: BinaryIO) -> Callable[[], bool] | None:
     """Whether a request waits on ``source`` now (None where pipes cannot be polled:
-    Windows). Bytes already read into its buffer are not seen: a step ahead then ends."""
+    Windows). Bytes already read into its buffer are not seen (the step ahead goes on)."""
     if os.name == "nt":
         return None
     try:
@@ -261,21 +281,37 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
     """Answer requests until ``("stop",)`` or the end of ``source``."""
     parts: dict[int, _Part] = {}
     waiting = _waiting(source)
-    stepped: list[_Part] = []  # since the last ``ahead``
+    queue: deque[Any] = deque()  # requests read during a step ahead
+
+    def incoming() -> Any:
+        if waiting is None or not waiting():
+            return None
+        try:
+            request = _Loader(source, parent_package).load()
+        except EOFError:
+            request = ("end",)
+        queue.append(request)
+        return request
+
+    stepped: list[tuple[int, _Part]] = []  # since the last ``ahead``
     owed = 0.0  # CPU seconds of steps ahead not yet reported
     idle_since = time.perf_counter()  # when this process last had nothing to do
     while True:
         try:
-            request = _Loader(source, parent_package).load()
+            request = queue.popleft() if queue else _Loader(source, parent_package).load()
         except EOFError:
             break
         kind = request[0]
+        if kind == "end":
+            break
         began, clock = time.process_time(), time.perf_counter()
         if kind == "ahead":
             with np.errstate(all="ignore"):
-                for part in stepped:
+                for key, part in stepped:
+                    if queue:  # a request came: answer it first
+                        break
                     try:
-                        part.go_ahead(waiting if request[1:2] == (True,) else None)
+                        part.go_ahead(key, incoming if request[1:2] == (True,) else None)
                     except Exception:  # the guess is only a guess: the step is redone
                         part.ahead = None
             stepped = []
@@ -290,14 +326,14 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
             elif kind == "step":
                 part = parts[request[1]]
                 taken = part.step(request[2:])
-                if part not in stepped:
-                    stepped.append(part)
+                if (request[1], part) not in stepped:
+                    stepped.append((request[1], part))
                 flags = (part.guess is not None, taken, clock - idle_since)
             elif kind == "drop":
                 gone = parts.pop(request[1], None)
                 if gone is not None:
                     gone.close()
-                    stepped = [p for p in stepped if p is not gone]
+                    stepped = [(k, p) for k, p in stepped if p is not gone]
             spent = (time.process_time() - began + owed, time.perf_counter() - clock)
             owed = 0.0
             reply: tuple[Any, ...] = ("ok", *spent, *flags)
