@@ -104,3 +104,61 @@ def test_a_step_ahead_given_up_for_the_next_request_changes_nothing() -> None:
         b = split.step([ObjectFrame(colliders=(mirrored,))] * 40)
         for x, y in zip(a, b, strict=True):
             assert np.array_equal(x, y)
+
+
+def _part(n_sheets: int = 3):
+    """A helper's part built here, as ``step_worker`` builds it, on a temporary file."""
+    import tempfile
+
+    from addon.sim import step_worker
+    from addon.sim.xpbd_merge import MergedXpbd
+
+    sims = [Simulator(m, s) for m, s in _sheets(n_sheets)]
+    solver = MergedXpbd([s.solver for s in sims])
+    n = solver.n
+    with tempfile.NamedTemporaryFile(delete=False) as handle:
+        handle.truncate(2 * n * 16)
+    part = step_worker._Part(MergedXpbd([s.solver for s in sims]), handle.name, n)
+    part.pos[:] = np.concatenate([s.pos for s in sims])
+    part.vel[:] = 0.0
+    return part, solver, handle.name
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_request_read_during_a_step_ahead_lets_it_go_on_only_when_guessed(same) -> None:
+    import os
+
+    part, _, path = _part()
+    try:
+        pins = part.solver.pinned_ids
+        end = part.pos[pins, :3].astype(np.float64)
+        first = (12, 1.0 / 288, part.pos[pins, :3].copy(), end, [], [], [], [])
+        part.step(first)  # the part's first frame: no guess yet
+        assert part.guess is None
+        part.step((12, 1.0 / 288, part.pos[pins, :3].copy(), end, None, [], [], []))
+        assert part.guess is not None  # the pins stood still over that frame
+        start = part.pos[pins, :3].copy()
+        nxt = (12, 1.0 / 288, start, end if same else end + 0.01, None, [], [], [])
+        before = part.state.copy()
+        asked = []
+
+        def incoming():  # the next request comes at the step ahead's first substep
+            asked.append(1)
+            return ("step", 7, *nxt) if len(asked) == 1 else None
+
+        part.go_ahead(7, incoming)
+        assert len(asked) == 1  # read once, then the step goes on (or ends) without asking
+        assert (part.ahead is not None) == same
+        assert part.step(nxt) == same  # taken when it went on
+        again, _, other = _part()  # stepped as asked from the same state
+        try:
+            again.state[:] = before
+            assert not again.step(nxt)
+            assert again.state.tobytes() == part.state.tobytes()
+            assert np.abs(again.state - before).max() > 0  # it moved
+        finally:
+            again.close()
+            os.unlink(other)
+    finally:
+        part.close()
+        os.unlink(path)
