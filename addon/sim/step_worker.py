@@ -33,6 +33,7 @@ Requests (the first item names it; each is answered ``("ok", cpu seconds, wall s
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import mmap
 import os
@@ -244,8 +245,8 @@ class _Part:
 
         after = before.copy()
         colliders = {k: _own_copy(c) for k, c in self.colliders.items()}
-        for key, vertices in guess.posed.items():
-            colliders[key].set_pose(vertices, vertices)
+        for surface, vertices in guess.posed.items():
+            colliders[surface].set_pose(vertices, vertices)
         movers = tuple(colliders[k] for k in guess.moving)
         self.solver.contact_sets = self._sets(colliders)
         if run_substeps(
@@ -258,7 +259,8 @@ class _Part:
         self.pos = self.vel = np.zeros((0, 4), dtype=np.float32)
         self.state = np.zeros((2, 0, 4), dtype=np.float32)
         self.ahead = None
-        self.map.close()
+        with contextlib.suppress(BufferError):  # the solver still views it: freed with it
+            self.map.close()
 
 
 def _waiting(source: BinaryIO) -> Callable[[], bool] | None:
