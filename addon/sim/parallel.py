@@ -11,13 +11,6 @@ copy when it was posed more than once since), runs the same substeps as this pro
 would, and answers. The objects of different partitions share no point, so each object's
 result is the same, bit for bit, as stepping it alone.
 
-While a part's pins and colliders stand still (flags, banners, a cape on a character at
-rest), the helper steps its next frame ahead, while this process shows the frame and
-Blender evaluates it, and answers the next request from it when that request is the one it
-guessed (``step_worker``). This process's run is then split in two (``split_ahead``): the
-second part goes to that helper on the frames it has the time for it (it took the last
-frame ahead and waited longer than the part takes here), else it is stepped here as before.
-
 ``processes()``: how many helpers a World may use (``configure``; automatic: one less
 than the cores this process may run on). ``shutdown()`` stops them (the extension's
 unregister, a file load, the interpreter's exit); they also end when this process does
@@ -51,9 +44,6 @@ PART_POINTS = 2000
 #: this process's part of a split batch, against a helper's: it also reads and shows
 #: every object (measured, tests/bench/README.md "many15d")
 LOCAL_SHARE = 0.8
-#: this process's part while the first helper steps its parts ahead (their frames cost it
-#: nothing here): the rest of the local run moves to that helper then (``split_ahead``)
-AHEAD_SHARE = 0.3
 SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary folder)
 
 # -I: like Blender's own Python, no PYTHON* variables, user site or working folder
@@ -63,7 +53,7 @@ _BOOT = (
     "import importlib; importlib.import_module(sys.argv[2] + '.step_worker')"
     ".main(sys.argv[3], int(sys.argv[4]))"
 )
-_SETTINGS: dict[str, int | None] = {"processes": None, "broken": 0, "gives_way": 1}
+_SETTINGS: dict[str, int | None] = {"processes": None, "broken": 0}
 _WORKERS: list[StepWorker] = []
 _NAMES = itertools.count()
 _USED = {"cpu": 0.0}
@@ -79,12 +69,6 @@ def configure(processes: int | None) -> None:
     if processes is not None and processes < 0:
         raise ValueError("processes must be >= 0 or None")
     _SETTINGS["processes"] = processes
-
-
-def give_way(yes: bool) -> None:
-    """Whether a helper gives up a step ahead when the next request comes before it is done
-    (on: the request is not kept waiting; tests turn it off to know which frames are taken)."""
-    _SETTINGS["gives_way"] = int(yes)
 
 
 def processes() -> int:
@@ -138,22 +122,6 @@ def split(sizes: list[int], helpers: int, local: float = 1.0) -> list[list[int]]
     return runs
 
 
-def split_ahead(sizes: list[int], helper: int, ahead: float) -> tuple[list[int], list[int]]:
-    """This process's run (members by point count ``sizes``) in two: what it keeps while
-    the first helper (``helper`` points of its own) steps ahead, ``ahead`` times what that
-    helper steps then, and the rest, which that helper steps then (empty: too small)."""
-    total = sum(sizes)
-    if len(sizes) < 2 or total < 2 * PART_POINTS:
-        return list(range(len(sizes))), []
-    keep = ahead * (total + helper) / (1.0 + ahead)
-    done = 0
-    for i, size in enumerate(sizes):
-        if i and done + size / 2 > keep:
-            return list(range(i)), list(range(i, len(sizes)))
-        done += size
-    return list(range(len(sizes))), []
-
-
 class Pace:
     """Whether the helpers make the substeps faster now (on a busy machine they may wait
     for a core): the substeps' wall time with and without them, each a running mean (the
@@ -204,7 +172,6 @@ class StepWorker:
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # Windows: no console
         )
         self.last = (0.0, 0.0)  # CPU and wall seconds of the helper's last answer
-        self.flags: tuple[Any, ...] = ()  # a step's: stepping ahead, took one, waited (s)
         self.keys = 0
         self.answered = False  # it served a request (else a failure means it cannot start)
 
@@ -235,12 +202,7 @@ class StepWorker:
         self.answered = True
         _USED["cpu"] += float(reply[1])
         self.last = (float(reply[1]), float(reply[2]))
-        self.flags = tuple(reply[3:])
         return float(reply[1])
-
-    def go_ahead(self) -> None:
-        """Let the helper step ahead the parts it stepped this frame (never answered)."""
-        self.send(("ahead", bool(_SETTINGS["gives_way"])))
 
     def stop(self) -> None:
         if self.alive():
@@ -313,9 +275,6 @@ class Partition:
         self._sets: object = None
         self.pending = False
         self.helper_cpu = 0.0  # the helper's CPU seconds on the last frame (for benchmarks)
-        self.ahead = False  # the helper steps this part's next frame ahead
-        self.taken = False  # its last frame was the one stepped ahead
-        self.idle = 0.0  # seconds the helper had waited for this frame (nothing else to do)
         try:
             worker.send(("build", self.key, solver.members, self.path, n))
             worker.answer()
@@ -383,8 +342,6 @@ class Partition:
         """The helper's answer for the frame; on a failure the frame's start is restored
         and ``WorkerError`` raised (the caller steps it here)."""
         self.pending = False
-        self.ahead = self.taken = False
-        self.idle = 0.0
         try:
             self.helper_cpu = self.worker.answer()
         except WorkerError:
@@ -392,9 +349,6 @@ class Partition:
             np.copyto(self.vel, self._backup[1])
             self.mirrors.clear()
             raise
-        flags = self.worker.flags
-        if len(flags) == 3:
-            self.ahead, self.taken, self.idle = bool(flags[0]), bool(flags[1]), float(flags[2])
 
     def detach(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the state in ordinary memory (the partition is closed after)."""

@@ -12,9 +12,8 @@ stepped alone (their substeps follow their own stability bound).
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +21,7 @@ import numpy as np
 from . import parallel
 from .colliders import Collider, begin_substep
 from .guard import ExplosionGuard
-from .parallel import Pace, Partition, StepWorker, WorkerError, split, split_ahead, workers
+from .parallel import Pace, Partition, StepWorker, WorkerError, split, workers
 from .parallel import processes as helper_processes
 from .rigid_carry import FOLLOWABLE_SPEED_FRACTION
 from .settings import SimSettings
@@ -65,15 +64,11 @@ def run_substeps(
     end: np.ndarray | None,
     moving: tuple[Collider, ...],
     pulls: Sequence[tuple[Simulator, FramePlan]] = (),
-    stop: Callable[[], bool] | None = None,
-) -> bool:
+) -> None:
     """A frame's substeps of a (merged) solver: pins along ``start``..``end`` ``(P, 3)``,
-    ``moving`` told of each substep, the soft bodies in ``pulls`` pulled after each.
-    ``stop`` is asked before each substep: True leaves the frame unfinished (False out)."""
+    ``moving`` told of each substep, the soft bodies in ``pulls`` pulled after each."""
     with np.errstate(all="ignore"):
         for k in range(1, substeps + 1):
-            if stop is not None and stop():
-                return False
             begin_substep(moving, (k - 1) / substeps, k / substeps)
             pins = None
             if start is not None and end is not None:
@@ -81,7 +76,6 @@ def run_substeps(
             solver.substep(pos, vel, sub_dt, pins, (), k - 1)
             for sim, plan in pulls:
                 sim.pull_to_shape(plan)
-    return True
 
 
 class _Batch:
@@ -99,11 +93,6 @@ class _Batch:
         self.pos = np.concatenate([s.pos for s in self.sims])
         self.vel = np.concatenate([s.vel for s in self.sims])
         self.remote: Partition | None = None
-        # a part of this process's run that the helper of ``partner`` steps while it steps
-        # ahead (it then has the time), else stepped here
-        self.partner: _Batch | None = None
-        self.sent = False  # its last frame went to the helper
-        self.here_seconds = 0.0  # wall time of its last frame stepped here
         if worker is not None:
             try:
                 self.remote = Partition(worker, self.solver, self.pos, self.vel)
@@ -240,18 +229,6 @@ class _Batch:
             self.lose(exc)
             return False
 
-    def wanted_away(self) -> bool:
-        """Whether to send this frame to its helper: always, or for a part of this process's
-        run, while its partner's helper steps ahead in time and has the time for it too."""
-        partner = self.partner
-        if partner is None:
-            return True
-        if partner.remote is None or not partner.remote.taken:
-            return False
-        # it went last frame and the partner's step ahead still made it, or the helper
-        # waited long enough to step this part too
-        return self.sent or partner.remote.idle > self.here_seconds
-
     def lose(self, exc: WorkerError) -> None:
         """The helper failed: this batch steps here from now on (its members are told)."""
         self.remote = None
@@ -330,22 +307,11 @@ class World:
         helpers = helper_processes() if self.processes is None else self.processes
         self._batches = []
         for members in groups.values():
-            sizes = [self.sims[i].solver.n for i in members]
-            runs = split(sizes, helpers, parallel.LOCAL_SHARE)
+            runs = split([self.sims[i].solver.n for i in members], helpers, parallel.LOCAL_SHARE)
             pool = self._workers(len(runs) - 1)
-            middle: list[int] = []
-            if pool:
-                local = runs[0]
-                helper = sum(sizes[i] for i in runs[1])
-                keep, rest = split_ahead([sizes[i] for i in local], helper, parallel.AHEAD_SHARE)
-                runs[0], middle = [local[i] for i in keep], [local[i] for i in rest]
             for j, run in enumerate(runs):
                 worker = pool[j - 1] if 0 < j <= len(pool) else None
                 self._batches.append(_Batch([members[i] for i in run], self.sims, worker))
-                if j == 1 and middle:
-                    flexible = _Batch([members[i] for i in middle], self.sims, pool[0])
-                    flexible.partner = self._batches[-1]
-                    self._batches.append(flexible)
         return self._batches
 
     @staticmethod
@@ -385,31 +351,16 @@ class World:
         began = time.perf_counter()
         jobs: list[_Frame | None] = [None] * len(batches)
         away = [False] * len(batches)
-        order = sorted(
-            range(len(batches)),
-            key=lambda b: (batches[b].remote is None, batches[b].partner is not None),
-        )
-        told: list[StepWorker] | None = []  # the helpers sent a frame (None: told to go ahead)
+        order = sorted(range(len(batches)), key=lambda b: batches[b].remote is None)
         try:
             for b in order:  # the helpers' batches first: they start while the rest is done here
                 batch = batches[b]
                 jobs[b] = job = batch.begin(frame_dt, [inputs[i] for i in batch.members])
-                wanted = helped and batch.wanted_away()
-                away[b] = job is not None and wanted and batch.send(job)
-                batch.sent = away[b]
-                remote = batch.remote
-                if away[b] and told is not None and remote is not None:
-                    told += [remote.worker] if remote.worker not in told else []
+                away[b] = job is not None and helped and batch.send(job)
                 if not away[b]:
-                    told = self._go_ahead(told)
-                    if remote is not None:  # the helper's step ahead (if any) is stale now
-                        remote.ahead = remote.taken = False
                     if job is not None:
-                        clock = time.perf_counter()
                         batch.run(job)
-                        batch.here_seconds = time.perf_counter() - clock
                     yield batch.members, batch.finish(job)
-            told = self._go_ahead(told)
             for i in self._alone:
                 f = inputs[i]
                 sim = self.sims[i]
@@ -432,15 +383,6 @@ class World:
                 if away[b] and job is not None:
                     self._collect(batches[b], job)
                     batches[b].finish(job)
-
-    @staticmethod
-    def _go_ahead(told: list[StepWorker] | None) -> None:
-        """Tell the helpers sent this frame's parts that no more come (they may step ahead);
-        None: they were told."""
-        for worker in told or ():
-            with contextlib.suppress(WorkerError):  # a helper gone: its answer tells
-                worker.go_ahead()
-        return None
 
     @staticmethod
     def _collect(batch: _Batch, job: _Frame) -> None:
