@@ -228,7 +228,7 @@ def restore_rest(obj: Any) -> None:
 
 def show(obj: Any, rt: ClothRuntime, entry: CachedFrame) -> None:
     """Show a frame through the override modifier (the mesh stays the rest shape)."""
-    cloth_override.ensure_modifier(obj, rt.render)
+    cloth_override.ensure_modifier(obj, rt.render, rt.deformed)
     cloth_override.write(obj.data, entry.positions, rt.free, write_free=not rt.free_shown)
     rt.free_shown = True
 
@@ -312,6 +312,8 @@ def prepare_object(
     pb = playback_for(obj)
     rt.render = is_render(depsgraph)
     rt.deformed = cloth_override.needs_override(obj, rt.render)
+    if rt.deformed:  # a deformer just appeared: this frame's shape read with the full group
+        cloth_override.ensure_stored(obj, rt.render, depsgraph)
     plan = pb.plan(f, int(props.frame_start), int(props.frame_end))
     report = StepReport(plan.action, plan.frame)
     if plan.action == "reset":
