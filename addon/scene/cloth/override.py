@@ -221,21 +221,24 @@ def write(mesh: Any, local: np.ndarray, free: np.ndarray, write_free: bool = Tru
     """The simulated object-space positions ``(N, 3)`` and which points they move ``(N,)``
     (written when ``write_free`` or when the attribute is new)."""
     attrs = mesh.attributes
+    added = False
     where = attrs.get(POSITION_ATTRIBUTE)
     if where is None or where.data_type != "FLOAT_VECTOR" or where.domain != "POINT":
         if where is not None:
             attrs.remove(where)
         attrs.new(POSITION_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+        added = True
     which = attrs.get(FREE_ATTRIBUTE)
     if which is None or which.data_type != "BOOLEAN" or which.domain != "POINT":
         if which is not None:
             attrs.remove(which)
         attrs.new(FREE_ATTRIBUTE, "BOOLEAN", "POINT")
-        write_free = True
-    # re-fetched: adding an attribute may move the others
+        write_free = added = True
+    if added:  # re-fetched: adding an attribute may move the others
+        where = attrs[POSITION_ATTRIBUTE]
+        which = attrs[FREE_ATTRIBUTE]
     if write_free:
-        attrs[FREE_ATTRIBUTE].data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
-    where = attrs[POSITION_ATTRIBUTE]
+        which.data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
     where.data.foreach_set("vector", np.ascontiguousarray(local, dtype=np.float32).reshape(-1))
     mesh.update()
 

@@ -99,47 +99,52 @@ def publish(obj: Any, pb: Playback) -> None:
 def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
     """The object's solver, built, or rebuilt after a setting change or an edit of the mesh
     (which outdates every cached frame)."""
-    key = _key(obj)
+    return _runtime_for(obj, scene, _key(obj))[0]
+
+
+def _runtime_for(obj: Any, scene: Any, key: int) -> tuple[ClothRuntime, Playback]:
+    """``runtime_for`` and the object's playback core (``key``: its ``_key``)."""
     rt = _RUNTIMES.get(key)
     pb = playback_for(obj)
     props = obj.xof_physics
-    if restore_legacy_rest(obj.data):
+    mesh = obj.data
+    if restore_legacy_rest(mesh):
         rt = None
     if rt is not None and rt.revision != props.settings_revision:
         pb.solver_lost()
-        if rt.inputs_key == inputs_key(props) and rt.vertex_count == len(obj.data.vertices):
+        if rt.inputs_key == inputs_key(props) and rt.vertex_count == len(mesh.vertices):
             rt.update_settings(obj, scene)  # only solver settings changed: keep the build
         else:
             rt = None
-    if rt is not None and check_rest(obj):
+    if rt is not None and _rest_changed(obj, key, rt):
         rt = None
     if rt is None:
-        if pb.vertex_count != len(obj.data.vertices):
-            pb.rest_changed(len(obj.data.vertices))
+        if pb.vertex_count != len(mesh.vertices):
+            pb.rest_changed(len(mesh.vertices))
             publish(obj, pb)
         rt = ClothRuntime(obj, scene, pb)
         _RUNTIMES[key] = rt
-    return rt
+    return rt, pb
 
 
 def check_rest(obj: Any) -> bool:
     """Whether the mesh (the rest shape) changed since the solver was built from it; if so,
     every cached frame is outdated, none is shown, and the solver is dropped."""
-    rt = _RUNTIMES.get(_key(obj))
-    if rt is None or obj.mode == "EDIT" or _same_rest(obj.data, rt.rest_local):
+    key = _key(obj)
+    rt = _RUNTIMES.get(key)
+    return rt is not None and _rest_changed(obj, key, rt)
+
+
+def _rest_changed(obj: Any, key: int, rt: ClothRuntime) -> bool:
+    """``check_rest`` of the object's solver ``rt`` (``key``: the object's ``_key``)."""
+    if obj.mode == "EDIT" or rt.same_rest(obj.data):
         return False
-    del _RUNTIMES[_key(obj)]
+    del _RUNTIMES[key]
     pb = playback_for(obj)
     pb.rest_changed(len(obj.data.vertices))
     cloth_override.clear_shown(obj.data)
     publish(obj, pb)
     return True
-
-
-def _same_rest(mesh: Any, rest: np.ndarray) -> bool:
-    if len(mesh.vertices) != rest.shape[0]:
-        return False
-    return bool(np.array_equal(mesh_positions(mesh), rest))
 
 
 def peek_runtime(obj: Any) -> ClothRuntime | None:
@@ -308,8 +313,7 @@ def prepare_object(
         if props.last_warning != note:
             props.last_warning = note
         return StepReport("skipped", f)
-    rt = runtime_for(obj, scene)
-    pb = playback_for(obj)
+    rt, pb = _runtime_for(obj, scene, _key(obj))
     rt.render = is_render(depsgraph)
     rt.deformed = cloth_override.needs_override(obj, rt.render)
     if rt.deformed:  # a deformer just appeared: this frame's shape read with the full group

@@ -22,12 +22,14 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ...sim import parallel
 from ...sim.solver_xpbd import XpbdSolver
 from ...sim.world import ObjectFrame, World
 from . import runtime as cloth_runtime
 from .colliders import SurfaceColliders
-from .object_solver import FrameInputs, gather_inputs
+from .object_solver import FrameInputs, gather_inputs, transform_each
 
 _WORLD: dict[str, Any] = {"key": None, "world": None}
 
@@ -124,16 +126,32 @@ def _step_together(
     steps = _world_for(todos, helpers).steps(frames, 1.0 / rates.pop())
     with contextlib.closing(steps):  # a failure leaves no helper's answer unread
         for members, results in steps:
-            for i, world in zip(members, results, strict=True):
+            shown = _locals([todos[i].rt for i in members], [inputs[i] for i in members], results)
+            for i, world, local in zip(members, results, shown, strict=True):
                 todo, frame_inputs = todos[i], inputs[i]
                 try:
-                    local = todo.rt.accept(todo.obj, frame_inputs, world, counts[i])
+                    local = todo.rt.accept(todo.obj, frame_inputs, world, counts[i], local)
                     entry = cloth_runtime.record_step(
                         todo, todo.frames[0], local, frame_inputs.matrix
                     )
                     cloth_runtime.finish_object(todo, entry)
                 except Exception as exc:
                     _failed(todo.obj, exc, on_error)
+
+
+def _locals(
+    rts: list[Any], inputs: list[FrameInputs], results: list[Any]
+) -> list[np.ndarray | None]:
+    """The object-space results of a batch's members in one pass (``transform_each``), or
+    None for each when one is odd (each member then takes its own, as alone)."""
+    try:
+        return list(
+            transform_each(
+                [rt.inverse(i.matrix) for rt, i in zip(rts, inputs, strict=True)], results
+            )
+        )
+    except Exception:
+        return [None] * len(results)
 
 
 def _world_for(todos: list[cloth_runtime.Pending], helpers: bool = True) -> World:
