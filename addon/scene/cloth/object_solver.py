@@ -339,46 +339,90 @@ def gather_inputs(
 
 
 def transform_each(
-    matrices: Sequence[np.ndarray], points: Sequence[np.ndarray]
+    matrices: Sequence[np.ndarray], points: Sequence[np.ndarray], kept: PointFields | None = None
 ) -> list[np.ndarray]:
-    """``transform_points(m, p)`` (float32) of each pair, bit for bit, in two passes over
-    all the points: the pairs whose matrix only shifts (a float32 copy, the shift added
-    where it is not zero) and those whose matrix turns or scales (each point gets the same
-    float32 products, summed in the same order). The results are views into the passes'
-    arrays."""
+    """``transform_points(m, p)`` (float32) of each pair, bit for bit, in up to three passes
+    over all the points: those whose matrix does nothing (a float32 copy), only shifts (the
+    copy plus each point's shift) or turns or scales (each point gets the same float32
+    products, summed in the same order). ``kept``: the passes of the last sets of matrices
+    (objects that do not move ask for the same ones every frame). The results are views
+    into the passes' arrays."""
     pts = [np.asarray(p).reshape(-1, 3) for p in points]
+    if len(matrices) != len(pts):
+        raise ValueError(f"{len(matrices)} matrices for {len(pts)} point sets")
     if not pts:
         return []
-    ms = np.stack([np.asarray(m, dtype=np.float64) for m in matrices])
-    if ms.shape != (len(pts), 4, 4):
-        raise ValueError(f"{ms.shape[0]} matrices for {len(pts)} point sets")
-    counts = np.array([len(p) for p in pts], dtype=np.int64)
-    shift = ms[:, :3, 3].astype(np.float32)
-    turns = ~(ms[:, :3, :3] == _EYE).all(axis=(1, 2))
     out: list[np.ndarray] = [pts[0]] * len(pts)
-    for chosen in (np.flatnonzero(~turns), np.flatnonzero(turns)):
-        if not chosen.size:
-            continue
-        n = counts[chosen]
-        every = np.concatenate(
-            [pts[k] for k in chosen.tolist()], dtype=np.float32, casting="unsafe"
-        )
-        if turns[chosen[0]]:
-            a = ms[chosen, :3, :3].astype(np.float32)
-            joined = np.repeat(shift[chosen], n, axis=0)
+    for pass_ in (kept or PointFields()).passes(matrices, [len(p) for p in pts]):
+        every = np.concatenate([pts[k] for k in pass_.members], dtype=np.float32, casting="unsafe")
+        if pass_.columns is not None:
+            joined = pass_.shift.copy()
             column = np.empty((len(every), 1), dtype=np.float32)
             for j in range(3):
                 np.copyto(column[:, 0], every[:, j], casting="unsafe")
-                joined += column * np.repeat(a[:, :, j], n, axis=0)
+                joined += column * pass_.columns[j]
         else:
             joined = every
-            moved = shift[chosen].any(axis=1)
-            if moved.any():
-                where = np.repeat(moved, n)[:, None]
-                np.add(joined, np.repeat(shift[chosen], n, axis=0), out=joined, where=where)
-        ends = np.cumsum(n).tolist()
-        for k, first, last in zip(chosen.tolist(), [0, *ends[:-1]], ends, strict=True):
+            if pass_.shift is not None:
+                joined += pass_.shift
+        for k, first, last in pass_.slices:
             out[k] = joined[first:last]
+    return out
+
+
+@dataclass
+class _Pass:
+    """One pass of ``transform_each``: its pairs, where each one's points lie in it, and
+    the per-point float32 shifts ``(P, 3)`` and 3x3 columns (``columns[j]`` row ``i``:
+    column ``j`` of point ``i``'s matrix), None where the pass has none."""
+
+    members: list[int]
+    slices: list[tuple[int, int, int]]
+    shift: np.ndarray | None
+    columns: list[np.ndarray] | None
+
+
+class PointFields:
+    """``transform_each``'s passes, kept for the last ``keep`` sets of matrices and point
+    counts (found again by their bytes)."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self.keep = keep
+        self._kept: dict[bytes, list[_Pass]] = {}
+
+    def passes(self, matrices: Sequence[np.ndarray], counts: list[int]) -> list[_Pass]:
+        ms = [np.ascontiguousarray(m, dtype=np.float64) for m in matrices]
+        key = b"".join(m.tobytes() for m in ms) + np.array(counts, dtype=np.int64).tobytes()
+        found = self._kept.get(key)
+        if found is None:
+            found = _passes(np.stack(ms), np.array(counts, dtype=np.int64))
+            if len(self._kept) >= self.keep:
+                del self._kept[next(iter(self._kept))]
+            self._kept[key] = found
+        return found
+
+
+def _passes(ms: np.ndarray, counts: np.ndarray) -> list[_Pass]:
+    if ms.shape[1:] != (4, 4):
+        raise ValueError(f"matrices must be (4, 4), got {ms.shape[1:]}")
+    shift = ms[:, :3, 3].astype(np.float32)
+    turns = ~(ms[:, :3, :3] == _EYE).all(axis=(1, 2))
+    moved = shift.any(axis=1)  # a float32 shift of zeros is not added (-0.0 stays)
+    out: list[_Pass] = []
+    for chosen in (~turns & ~moved, ~turns & moved, turns):
+        ids = np.flatnonzero(chosen)
+        if not ids.size:
+            continue
+        n = counts[ids]
+        first = int(ids[0])
+        field = np.repeat(shift[ids], n, axis=0) if turns[first] or moved[first] else None
+        columns = None
+        if turns[first]:  # the turned points start from their shift, as transform_points
+            a = ms[ids, :3, :3].astype(np.float32)
+            columns = [np.repeat(a[:, :, j], n, axis=0) for j in range(3)]
+        ends = np.cumsum(n).tolist()
+        slices = list(zip(ids.tolist(), [0, *ends[:-1]], ends, strict=True))
+        out.append(_Pass(ids.tolist(), slices, field, columns))
     return out
 
 

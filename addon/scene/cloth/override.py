@@ -107,6 +107,21 @@ def is_current(group: Any, deformed: bool) -> bool:
     )
 
 
+def stack_state(obj: Any, render: bool = False) -> tuple[bool, bool]:
+    """``needs_override(obj, render)``, and whether the stack is our modifier alone with
+    the current node group for it (what ``ensure_modifier`` would keep as it is), in one
+    look at the usual stack."""
+    mods = obj.modifiers
+    if len(mods) == 1:
+        only = mods[0]
+        group = only.node_group if only.type == "NODES" else None
+        tag = group.get(GROUP_TAG) if group is not None else None
+        if tag is not None:  # ours alone: only shape keys move points
+            deformed = obj.data.shape_keys is not None
+            return deformed, tag == GROUP_VERSION and bool(group.get(PLAIN_TAG)) != deformed
+    return needs_override(obj, render), False
+
+
 def node_group(deformed: bool = True) -> Any:
     """Our node group (made once per file, found again by its tags): the full one, or for a
     mesh nothing deforms the plain one."""

@@ -69,9 +69,10 @@ def load_cache(obj: Any) -> FrameCache | None:
         return None
 
 
-def playback_for(obj: Any) -> Playback:
-    """The object's playback core: made from the saved cache and state on first use."""
-    key = _key(obj)
+def playback_for(obj: Any, key: int | None = None) -> Playback:
+    """The object's playback core: made from the saved cache and state on first use
+    (``key``: the object's ``_key``, when known)."""
+    key = _key(obj) if key is None else key
     pb = _PLAYBACKS.get(key)
     if pb is None:
         n = len(obj.data.vertices)
@@ -89,9 +90,10 @@ def playback_for(obj: Any) -> Playback:
     return pb
 
 
-def publish(obj: Any, pb: Playback) -> None:
-    """Show the core's cache state on the object (the panel and the saved file read it)."""
-    props = obj.xof_physics
+def publish(obj: Any, pb: Playback, props: Any = None) -> None:
+    """Show the core's cache state on the object (the panel and the saved file read it;
+    ``props``: its ``xof_physics``, when at hand)."""
+    props = obj.xof_physics if props is None else props
     if props.cache_state != pb.state:
         props.cache_state = pb.state
 
@@ -102,11 +104,14 @@ def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
     return _runtime_for(obj, scene, _key(obj))[0]
 
 
-def _runtime_for(obj: Any, scene: Any, key: int) -> tuple[ClothRuntime, Playback]:
-    """``runtime_for`` and the object's playback core (``key``: its ``_key``)."""
+def _runtime_for(
+    obj: Any, scene: Any, key: int, props: Any = None, editing: bool | None = None
+) -> tuple[ClothRuntime, Playback]:
+    """``runtime_for`` and the object's playback core (``key``: its ``_key``; ``props``:
+    its ``xof_physics``; ``editing``: whether it is in Edit Mode, when known)."""
     rt = _RUNTIMES.get(key)
-    pb = playback_for(obj)
-    props = obj.xof_physics
+    pb = playback_for(obj, key)
+    props = obj.xof_physics if props is None else props
     mesh = obj.data
     if restore_legacy_rest(mesh):
         rt = None
@@ -116,7 +121,7 @@ def _runtime_for(obj: Any, scene: Any, key: int) -> tuple[ClothRuntime, Playback
             rt.update_settings(obj, scene)  # only solver settings changed: keep the build
         else:
             rt = None
-    if rt is not None and _rest_changed(obj, key, rt):
+    if rt is not None and _rest_changed(obj, key, rt, editing):
         rt = None
     if rt is None:
         if pb.vertex_count != len(mesh.vertices):
@@ -135,12 +140,13 @@ def check_rest(obj: Any) -> bool:
     return rt is not None and _rest_changed(obj, key, rt)
 
 
-def _rest_changed(obj: Any, key: int, rt: ClothRuntime) -> bool:
-    """``check_rest`` of the object's solver ``rt`` (``key``: the object's ``_key``)."""
-    if obj.mode == "EDIT" or rt.same_rest(obj.data):
+def _rest_changed(obj: Any, key: int, rt: ClothRuntime, editing: bool | None = None) -> bool:
+    """``check_rest`` of the object's solver ``rt`` (``key``: the object's ``_key``;
+    ``editing``: whether it is in Edit Mode, when known)."""
+    if (obj.mode == "EDIT" if editing is None else editing) or rt.same_rest(obj.data):
         return False
     del _RUNTIMES[key]
-    pb = playback_for(obj)
+    pb = playback_for(obj, key)
     pb.rest_changed(len(obj.data.vertices))
     cloth_override.clear_shown(obj.data)
     publish(obj, pb)
@@ -231,9 +237,11 @@ def restore_rest(obj: Any) -> None:
     restore_legacy_rest(obj.data)
 
 
-def show(obj: Any, rt: ClothRuntime, entry: CachedFrame) -> None:
-    """Show a frame through the override modifier (the mesh stays the rest shape)."""
-    cloth_override.ensure_modifier(obj, rt.render, rt.deformed)
+def show(obj: Any, rt: ClothRuntime, entry: CachedFrame, ready: bool = False) -> None:
+    """Show a frame through the override modifier (the mesh stays the rest shape;
+    ``ready``: the stack was found to be ours alone, current, this frame)."""
+    if not ready:
+        cloth_override.ensure_modifier(obj, rt.render, rt.deformed)
     cloth_override.write(obj.data, entry.positions, rt.free, write_free=not rt.free_shown)
     rt.free_shown = True
 
@@ -268,6 +276,8 @@ class Pending:
     rt: ClothRuntime
     pb: Playback
     frames: list[int]
+    ready: bool = False  # the stack is our modifier alone, current (``show``)
+    props: Any = None  # the object's ``xof_physics``
 
 
 def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None) -> StepReport:
@@ -292,16 +302,21 @@ def record_step(todo: Pending, frame: int, local: np.ndarray, matrix: np.ndarray
 
 def finish_object(todo: Pending, entry: CachedFrame) -> StepReport:
     """Show the last simulated frame of ``todo`` and publish its cache state."""
-    show(todo.obj, todo.rt, entry)
-    publish(todo.obj, todo.pb)
+    show(todo.obj, todo.rt, entry, todo.ready)
+    publish(todo.obj, todo.pb, todo.props)
     return StepReport("stepped", todo.frames[-1], len(todo.frames))
 
 
 def prepare_object(
-    obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
+    obj: Any,
+    scene: Any,
+    depsgraph: Any,
+    frame: int | None = None,
+    render: bool | None = None,
 ) -> StepReport | Pending:
     """All of bringing ``obj`` to ``frame`` but the simulation: a reset, a cached frame or
-    nothing to do (a report), or the frames left to simulate (the solver at their origin)."""
+    nothing to do (a report), or the frames left to simulate (the solver at their origin).
+    ``render``: whether ``depsgraph`` is a render's, when known."""
     f = int(scene.frame_current if frame is None else frame)
     props = obj.xof_physics
     if props.cache_state == "BAKED":
@@ -313,29 +328,29 @@ def prepare_object(
         if props.last_warning != note:
             props.last_warning = note
         return StepReport("skipped", f)
-    rt, pb = _runtime_for(obj, scene, _key(obj))
-    rt.render = is_render(depsgraph)
-    rt.deformed = cloth_override.needs_override(obj, rt.render)
+    rt, pb = _runtime_for(obj, scene, _key(obj), props, editing=False)
+    rt.render = is_render(depsgraph) if render is None else render
+    rt.deformed, ready = cloth_override.stack_state(obj, rt.render)
     if rt.deformed:  # a deformer just appeared: this frame's shape read with the full group
-        cloth_override.ensure_stored(obj, rt.render, depsgraph)
+        ready = not cloth_override.ensure_stored(obj, rt.render, depsgraph) and ready
     plan = pb.plan(f, int(props.frame_start), int(props.frame_end))
     report = StepReport(plan.action, plan.frame)
     if plan.action == "reset":
         pb.begin_reset(plan.frame)
         local, matrix = rt.start_state(obj, depsgraph)
         _, vel = rt.simulator.state()
-        show(obj, rt, pb.record(plan.frame, local, vel, matrix, reset=True))
+        show(obj, rt, pb.record(plan.frame, local, vel, matrix, reset=True), ready)
         note = rt.build_notes[-1] if rt.build_notes else ""
         if props.last_warning != note:
             props.last_warning = note
     elif plan.action == "cached":
         entry = pb.cache.get(plan.frame)
         assert entry is not None
-        show(obj, rt, entry)
+        show(obj, rt, entry, ready)
     elif plan.action == "step":
         if plan.load_origin:
             origin = pb.resume(plan.origin)  # type: ignore[arg-type]
             rt.resume(origin.world_positions(), origin.velocities)
-        return Pending(obj, rt, pb, list(plan.frames))
-    publish(obj, pb)
+        return Pending(obj, rt, pb, list(plan.frames), ready, props)
+    publish(obj, pb, props)
     return report

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xof.addon.scene.cloth.object_solver import transform_each
+from xof.addon.scene.cloth.object_solver import PointFields, transform_each
 from xof.addon.sim.affine import affine_inverse, transform_points
 
 
@@ -68,6 +68,19 @@ def test_transform_each_is_transform_points_bit_for_bit(seed) -> None:
     for out, expected in zip(got, expected_all, strict=True):
         assert out.dtype == np.float32 and out.shape == expected.shape
         assert _bits(out) == _bits(expected)
+
+
+def test_kept_fields_give_the_same_results_frame_after_frame() -> None:
+    rng = np.random.default_rng(7)
+    kept = PointFields(keep=2)
+    sets = [[_matrix(rng, k) for k in ("shift", "eye", "turn", "shift_y0")] for _ in range(3)]
+    for frame in range(8):
+        matrices = sets[frame % 3]  # three sets through a keep of two: some built again
+        points = [rng.normal(size=(n, 3)).astype(np.float32) for n in (5, 7, 3, 6)]
+        got = transform_each(matrices, points, kept)
+        for m, p, out in zip(matrices, points, got, strict=True):
+            assert _bits(out) == _bits(transform_points(m, p))
+        assert len(kept._kept) <= 2
 
 
 def test_transform_each_of_nothing_and_of_one() -> None:

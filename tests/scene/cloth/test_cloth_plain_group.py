@@ -182,3 +182,47 @@ def test_a_file_saved_with_the_old_group_is_brought_up_to_date(cloth, tmp_path, 
     np.testing.assert_allclose(state[PINS], REST[PINS] + offset, atol=1e-5)
     shown = evaluated_world_positions(obj)
     np.testing.assert_allclose(shown, state, atol=1e-5)
+
+
+def _fast_path(obj, deformed: bool) -> bool:
+    """What ``ensure_modifier`` keeps as it is: our modifier alone, current (its old test)."""
+    mods = obj.modifiers
+    if len(mods) != 1 or mods[0].type != "NODES":
+        return False
+    group = mods[0].node_group
+    return bool(
+        group is not None
+        and group.get(cloth_override.GROUP_TAG) == cloth_override.GROUP_VERSION
+        and bool(group.get(cloth_override.PLAIN_TAG)) != deformed
+    )
+
+
+@pytest.mark.parametrize(
+    "stack",
+    ["none", "plain", "full", "old", "plain+keys", "full+keys", "hook", "subsurf", "no group"],
+)
+def test_one_look_at_the_stack_is_needs_override_and_the_kept_modifier(cloth, stack) -> None:
+    play(bpy, (1, 2))
+    mod = _ours(cloth)
+    if stack == "none":
+        cloth.modifiers.remove(mod)
+    elif stack in ("full", "full+keys"):
+        mod.node_group = cloth_override.node_group(True)
+    elif stack == "old":
+        old = cloth_override.node_group(True).copy()
+        old[cloth_override.GROUP_TAG] = 3
+        mod.node_group = old
+    elif stack == "hook":
+        hook_whole(bpy, cloth)
+    elif stack == "subsurf":
+        cloth.modifiers.new("Subdivision", "SUBSURF")
+    elif stack == "no group":
+        mod.node_group = None
+    if stack.endswith("+keys"):
+        cloth.shape_key_add(name="Basis", from_mix=False)
+    for render in (False, True):
+        deformed, ready = cloth_override.stack_state(cloth, render)
+        assert deformed == cloth_override.needs_override(cloth, render)
+        assert ready == _fast_path(cloth, deformed)
+    expected_ready = {"plain": True, "full+keys": True}
+    assert cloth_override.stack_state(cloth)[1] == expected_ready.get(stack, False)
