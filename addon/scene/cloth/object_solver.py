@@ -356,6 +356,7 @@ def transform_each(
     for pass_ in (kept or PointFields()).passes(matrices, [len(p) for p in pts]):
         every = np.concatenate([pts[k] for k in pass_.members], dtype=np.float32, casting="unsafe")
         if pass_.columns is not None:
+            assert pass_.shift is not None  # a turning pass starts from its shifts
             joined = pass_.shift.copy()
             column = np.empty((len(every), 1), dtype=np.float32)
             for j in range(3):

@@ -114,7 +114,7 @@ def stack_state(obj: Any, render: bool = False) -> tuple[bool, bool]:
     mods = obj.modifiers
     if len(mods) == 1:
         only = mods[0]
-        group = only.node_group if only.type == "NODES" else None
+        group: Any = only.node_group if only.type == "NODES" else None
         tag = group.get(GROUP_TAG) if group is not None else None
         if tag is not None:  # ours alone: only shape keys move points
             deformed = obj.data.shape_keys is not None
