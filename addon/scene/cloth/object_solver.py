@@ -125,9 +125,14 @@ class ClothRuntime:
             mass_group=props.mass_group,
         )
         self.rest_local = inputs.rest.astype(np.float32)
+        self._rest_bytes = self.rest_local.tobytes()  # compared with the mesh every frame
+        self._rest_nan = bool(np.isnan(self.rest_local).any())
+        self._read = np.empty(self.rest_local.size, dtype=np.float32)  # the mesh's points
         self.build_matrix = np.array(obj.matrix_world, dtype=np.float64)
         self.build_inverse = affine_inverse(self.build_matrix)  # read every frame
         self._inverse_of: tuple[bytes, np.ndarray] = (b"", self.build_inverse)
+        self._relative_of: tuple[bytes, np.ndarray] = (b"", self.build_inverse)
+        self._pins_at: bytes | None = None  # the matrix the rest pins in _targets are posed by
         self.model = ClothModel(
             transform_points(self.build_matrix, self.rest_local),
             inputs.masses,
@@ -174,6 +179,21 @@ class ClothRuntime:
         self.warnings += notes
         kept = [n for n in self.build_notes if n not in self.solver_notes]
         self.build_notes, self.solver_notes = kept + notes, notes
+
+    def same_rest(self, mesh: Any) -> bool:
+        """Whether the mesh's points are still the rest shape the solver was built from,
+        as ``np.array_equal`` tells: the same bits are equal values unless the rest has a
+        NaN (never equal); other bits are compared by value (-0.0 is 0.0)."""
+        n = len(mesh.vertices)
+        if n != self.vertex_count:
+            return False
+        if not n:
+            return True
+        read = self._read
+        mesh.attributes["position"].data.foreach_get("vector", read)
+        if read.tobytes() == self._rest_bytes:
+            return not self._rest_nan
+        return bool(np.array_equal(read.reshape(-1, 3), self.rest_local))
 
     @property
     def vertex_count(self) -> int:
@@ -241,14 +261,24 @@ class ClothRuntime:
         )
         return self.accept(obj, inputs, world, count)
 
-    def accept(self, obj: Any, inputs: FrameInputs, world: np.ndarray, count: int) -> np.ndarray:
-        """The object-space result ``(N, 3)`` of a step that gave ``world``; reports the
-        solver's warnings newer than the first ``count``."""
+    def accept(
+        self,
+        obj: Any,
+        inputs: FrameInputs,
+        world: np.ndarray,
+        count: int,
+        local: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The object-space result ``(N, 3)`` of a step that gave ``world`` (``local``:
+        already computed, ``transform_each``); reports the solver's warnings newer than the
+        first ``count``."""
         if len(self.simulator.warnings) > count:
             fresh = self.simulator.warnings[count:]
             self.warnings.extend(fresh)
             obj.xof_physics.last_warning = fresh[-1]
             print(f"xof: {obj.name}: " + "; ".join(fresh))
+        if local is not None:
+            return local
         return transform_points(self.inverse(inputs.matrix), world)
 
     def inverse(self, matrix: np.ndarray) -> np.ndarray:
@@ -258,6 +288,13 @@ class ClothRuntime:
         if self._inverse_of[0] != key:
             self._inverse_of = (key, affine_inverse(matrix))
         return self._inverse_of[1]
+
+    def relative(self, matrix: np.ndarray, key: bytes) -> np.ndarray:
+        """``matrix @ build_inverse`` (the solver's object matrix), kept for the last
+        ``matrix`` (``key``: its bytes)."""
+        if self._relative_of[0] != key:
+            self._relative_of = (key, matrix @ self.build_inverse)
+        return self._relative_of[1]
 
 
 def world_matrix(obj: Any, depsgraph: Any) -> np.ndarray:
@@ -272,11 +309,19 @@ def gather_inputs(
     (``colliders``: already read and posed for this frame, e.g. shared by the objects
     stepping together; None: the object's own surfaces, kept frame to frame)."""
     matrix = world_matrix(obj, depsgraph)
+    key = matrix.tobytes()
     deformed = rt.evaluated_local(obj, depsgraph)
-    local = rt.rest_local if deformed is None else deformed
     ids = rt.pinned_ids
-    if ids.size:  # only pinned rows are read: only they are transformed
-        rt._targets[ids] = transform_points(matrix, local[ids])
+    # only pinned rows are read: only they are transformed, and the rest shape's again
+    # only when the matrix changed (nothing else writes them)
+    if deformed is not None:
+        if ids.size:
+            rt._targets[ids] = transform_points(matrix, deformed[ids])
+        rt._pins_at = None
+    elif rt._pins_at != key:
+        if ids.size:
+            rt._targets[ids] = transform_points(matrix, rt.rest_local[ids])
+        rt._pins_at = key
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
@@ -286,11 +331,103 @@ def gather_inputs(
         )
     return FrameInputs(
         matrix=matrix,
-        relative=matrix @ rt.build_inverse,
+        relative=rt.relative(matrix, key),
         pin_targets=rt._targets,
         shape_targets=goal,
         colliders=colliders,
     )
+
+
+def transform_each(
+    matrices: Sequence[np.ndarray], points: Sequence[np.ndarray], kept: PointFields | None = None
+) -> list[np.ndarray]:
+    """``transform_points(m, p)`` (float32) of each pair, bit for bit, in up to three passes
+    over all the points: those whose matrix does nothing (a float32 copy), only shifts (the
+    copy plus each point's shift) or turns or scales (each point gets the same float32
+    products, summed in the same order). ``kept``: the passes of the last sets of matrices
+    (objects that do not move ask for the same ones every frame). The results are views
+    into the passes' arrays."""
+    pts = [np.asarray(p).reshape(-1, 3) for p in points]
+    if len(matrices) != len(pts):
+        raise ValueError(f"{len(matrices)} matrices for {len(pts)} point sets")
+    if not pts:
+        return []
+    out: list[np.ndarray] = [pts[0]] * len(pts)
+    for pass_ in (kept or PointFields()).passes(matrices, [len(p) for p in pts]):
+        every = np.concatenate([pts[k] for k in pass_.members], dtype=np.float32, casting="unsafe")
+        if pass_.columns is not None:
+            assert pass_.shift is not None  # a turning pass starts from its shifts
+            joined = pass_.shift.copy()
+            column = np.empty((len(every), 1), dtype=np.float32)
+            for j in range(3):
+                np.copyto(column[:, 0], every[:, j], casting="unsafe")
+                joined += column * pass_.columns[j]
+        else:
+            joined = every
+            if pass_.shift is not None:
+                joined += pass_.shift
+        for k, first, last in pass_.slices:
+            out[k] = joined[first:last]
+    return out
+
+
+@dataclass
+class _Pass:
+    """One pass of ``transform_each``: its pairs, where each one's points lie in it, and
+    the per-point float32 shifts ``(P, 3)`` and 3x3 columns (``columns[j]`` row ``i``:
+    column ``j`` of point ``i``'s matrix), None where the pass has none."""
+
+    members: list[int]
+    slices: list[tuple[int, int, int]]
+    shift: np.ndarray | None
+    columns: list[np.ndarray] | None
+
+
+class PointFields:
+    """``transform_each``'s passes, kept for the last ``keep`` sets of matrices and point
+    counts (found again by their bytes)."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self.keep = keep
+        self._kept: dict[bytes, list[_Pass]] = {}
+
+    def passes(self, matrices: Sequence[np.ndarray], counts: list[int]) -> list[_Pass]:
+        ms = [np.ascontiguousarray(m, dtype=np.float64) for m in matrices]
+        key = b"".join(m.tobytes() for m in ms) + np.array(counts, dtype=np.int64).tobytes()
+        found = self._kept.get(key)
+        if found is None:
+            found = _passes(np.stack(ms), np.array(counts, dtype=np.int64))
+            if len(self._kept) >= self.keep:
+                del self._kept[next(iter(self._kept))]
+            self._kept[key] = found
+        return found
+
+
+def _passes(ms: np.ndarray, counts: np.ndarray) -> list[_Pass]:
+    if ms.shape[1:] != (4, 4):
+        raise ValueError(f"matrices must be (4, 4), got {ms.shape[1:]}")
+    shift = ms[:, :3, 3].astype(np.float32)
+    turns = ~(ms[:, :3, :3] == _EYE).all(axis=(1, 2))
+    moved = shift.any(axis=1)  # a float32 shift of zeros is not added (-0.0 stays)
+    out: list[_Pass] = []
+    for chosen in (~turns & ~moved, ~turns & moved, turns):
+        ids = np.flatnonzero(chosen)
+        if not ids.size:
+            continue
+        n = counts[ids]
+        first = int(ids[0])
+        field = np.repeat(shift[ids], n, axis=0) if turns[first] or moved[first] else None
+        columns = None
+        if turns[first]:  # the turned points start from their shift, as transform_points
+            a = ms[ids, :3, :3].astype(np.float32)
+            columns = [np.repeat(a[:, :, j], n, axis=0) for j in range(3)]
+        ends = np.cumsum(n).tolist()
+        slices = list(zip(ids.tolist(), [0, *ends[:-1]], ends, strict=True))
+        out.append(_Pass(ids.tolist(), slices, field, columns))
+    return out
+
+
+_EYE = np.eye(3)
 
 
 def _originals_first(attrs: Any, n: int) -> bool:

@@ -14,6 +14,12 @@ them; ``xof_cloth_index`` tells when a modifier (Remesh, Weld) did not, and then
 back to the rest shape. The moved surface shades from its own geometry: the modifier drops the
 mesh's custom normals, which belong to the rest shape. Without the two attributes (a file saved
 by xof, opened without it) the modifier moves nothing.
+
+Storing the two attributes is a third of the modifier's cost, and they are read only when
+shape keys or deforming modifiers move points (``needs_override``): a mesh nothing deforms
+gets a plain node group that only moves the free points and drops the custom normals. When
+a deformer appears, the frame it was evaluated with the plain group is evaluated again with
+the full one before the deformed shape is read (``ensure_stored``).
 """
 
 from __future__ import annotations
@@ -29,7 +35,10 @@ INDEX_ATTRIBUTE = "xof_cloth_index"  # each point's index before any generating 
 MODIFIER_NAME = "xof Cloth"
 GROUP_NAME = "xof Cloth Override"
 GROUP_TAG = "xof_cloth_override"  # custom property marking our node group (version)
-GROUP_VERSION = 3  # 3: moves nothing without the position attribute; drops custom normals
+GROUP_VERSION = 4  # 4: the plain group; 3: moves nothing without the position attribute,
+# drops custom normals
+PLAIN_TAG = "xof_cloth_plain"  # custom property of the plain node group (stores nothing)
+PLAIN_GROUP_NAME = "xof Cloth Override Plain"
 CUSTOM_NORMAL = "custom_normal"  # the attribute Blender keeps custom normals in (4.1+)
 BAKE_MODIFIER = "xof Cloth Cache"  # the bake's Mesh Cache: replaces the live simulation
 # Modifiers that only move points (count and order stay): the cloth hangs from what they do,
@@ -88,31 +97,70 @@ def needs_override(obj: Any, render: bool = False) -> bool:
     return _leading_run(obj, render)[0]
 
 
-def node_group() -> Any:
-    """Our node group (made once per file, found again by its tag)."""
+def is_current(group: Any, deformed: bool) -> bool:
+    """Whether ``group`` is our node group of this version for a mesh that is ``deformed``
+    (the full one) or not (the plain one)."""
+    return bool(
+        group is not None
+        and group.get(GROUP_TAG) == GROUP_VERSION
+        and bool(group.get(PLAIN_TAG)) != deformed
+    )
+
+
+def stack_state(obj: Any, render: bool = False) -> tuple[bool, bool]:
+    """``needs_override(obj, render)``, and whether the stack is our modifier alone with
+    the current node group for it (what ``ensure_modifier`` would keep as it is), in one
+    look at the usual stack."""
+    mods = obj.modifiers
+    if len(mods) == 1:
+        only = mods[0]
+        group: Any = only.node_group if only.type == "NODES" else None
+        tag = group.get(GROUP_TAG) if group is not None else None
+        if tag is not None:  # ours alone: only shape keys move points
+            deformed = obj.data.shape_keys is not None
+            return deformed, tag == GROUP_VERSION and bool(group.get(PLAIN_TAG)) != deformed
+    return needs_override(obj, render), False
+
+
+def node_group(deformed: bool = True) -> Any:
+    """Our node group (made once per file, found again by its tags): the full one, or for a
+    mesh nothing deforms the plain one."""
     import bpy
 
     for found in bpy.data.node_groups:
-        if found.get(GROUP_TAG) == GROUP_VERSION and found.bl_idname == "GeometryNodeTree":
+        if found.bl_idname == "GeometryNodeTree" and is_current(found, deformed):
             return found
-    group: Any = bpy.data.node_groups.new(GROUP_NAME, "GeometryNodeTree")
+    group: Any = bpy.data.node_groups.new(
+        GROUP_NAME if deformed else PLAIN_GROUP_NAME, "GeometryNodeTree"
+    )
     group[GROUP_TAG] = GROUP_VERSION
+    if not deformed:
+        group[PLAIN_TAG] = 1
     group.interface.new_socket(name="Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
     group.interface.new_socket(name="Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     nodes: Any = group.nodes
     links: Any = group.links
     source = nodes.new("NodeGroupInput")
     sink = nodes.new("NodeGroupOutput")
-    keep = nodes.new("GeometryNodeStoreNamedAttribute")
-    keep.data_type = "FLOAT_VECTOR"
-    keep.domain = "POINT"
-    keep.inputs["Name"].default_value = DEFORMED_ATTRIBUTE
-    deformed = nodes.new("GeometryNodeInputPosition")
-    number = nodes.new("GeometryNodeStoreNamedAttribute")
-    number.data_type = "INT"
-    number.domain = "POINT"
-    number.inputs["Name"].default_value = INDEX_ATTRIBUTE
-    index = nodes.new("GeometryNodeInputIndex")
+    chain: list[Any] = [source]
+    geometry = source.outputs[0]
+    if deformed:  # what the modifiers made of each point, and its index
+        keep = nodes.new("GeometryNodeStoreNamedAttribute")
+        keep.data_type = "FLOAT_VECTOR"
+        keep.domain = "POINT"
+        keep.inputs["Name"].default_value = DEFORMED_ATTRIBUTE
+        deformed_at = nodes.new("GeometryNodeInputPosition")
+        number = nodes.new("GeometryNodeStoreNamedAttribute")
+        number.data_type = "INT"
+        number.domain = "POINT"
+        number.inputs["Name"].default_value = INDEX_ATTRIBUTE
+        index = nodes.new("GeometryNodeInputIndex")
+        links.new(geometry, keep.inputs["Geometry"])
+        links.new(deformed_at.outputs["Position"], keep.inputs["Value"])
+        links.new(keep.outputs["Geometry"], number.inputs["Geometry"])
+        links.new(index.outputs["Index"], number.inputs["Value"])
+        geometry = number.outputs["Geometry"]
+        chain += [deformed_at, keep, index, number]
     place = nodes.new("GeometryNodeSetPosition")
     where = nodes.new("GeometryNodeInputNamedAttribute")
     where.data_type = "FLOAT_VECTOR"
@@ -120,35 +168,31 @@ def node_group() -> Any:
     which = nodes.new("GeometryNodeInputNamedAttribute")
     which.data_type = "BOOLEAN"
     which.inputs["Name"].default_value = FREE_ATTRIBUTE
-    links.new(source.outputs[0], keep.inputs["Geometry"])
-    links.new(deformed.outputs["Position"], keep.inputs["Value"])
-    links.new(keep.outputs["Geometry"], number.inputs["Geometry"])
-    links.new(index.outputs["Index"], number.inputs["Value"])
     both = nodes.new("FunctionNodeBooleanMath")
     both.operation = "AND"
     shading = nodes.new("GeometryNodeRemoveAttribute")
     shading.inputs["Name"].default_value = CUSTOM_NORMAL
-    links.new(number.outputs["Geometry"], place.inputs["Geometry"])
+    links.new(geometry, place.inputs["Geometry"])
     links.new(which.outputs["Attribute"], both.inputs[0])
     links.new(where.outputs["Exists"], both.inputs[1])
     links.new(both.outputs[0], place.inputs["Selection"])
     links.new(where.outputs["Attribute"], place.inputs["Position"])
     links.new(place.outputs["Geometry"], shading.inputs["Geometry"])
     links.new(shading.outputs["Geometry"], sink.inputs[0])
-    chain = (source, deformed, keep, index, number, which, where, both, place, shading, sink)
+    chain += [which, where, both, place, shading, sink]
     for i, node in enumerate(chain):
         node.location = (200.0 * i, 0.0)
     return group
 
 
-def ensure_modifier(obj: Any, render: bool = False) -> Any:
+def ensure_modifier(obj: Any, render: bool = False, deformed: bool = True) -> Any:
     """Our Geometry Nodes modifier, right after the deforming run at the top of the stack
-    (moved there when the user changed the stack; duplicates removed)."""
+    (moved there when the user changed the stack; duplicates removed), with the full node
+    group on a ``deformed`` mesh, else the plain one."""
     mods = obj.modifiers
     if len(mods) == 1:  # the usual stack: ours alone, current, in place
         only = mods[0]
-        group = only.node_group if only.type == "NODES" else None
-        if group is not None and group.get(GROUP_TAG) == GROUP_VERSION:
+        if only.type == "NODES" and is_current(only.node_group, deformed):
             return only
     ours = [m for m in mods if is_ours(m)]
     for extra in ours[1:]:
@@ -156,10 +200,27 @@ def ensure_modifier(obj: Any, render: bool = False) -> Any:
     mod = ours[0] if ours else mods.new(MODIFIER_NAME, "NODES")
     if not ours:
         mod.show_in_editmode = False  # Edit Mode shows the rest shape being edited
-    if mod.node_group is None or mod.node_group.get(GROUP_TAG) != GROUP_VERSION:
-        mod.node_group = node_group()
+    if not is_current(mod.node_group, deformed):
+        mod.node_group = node_group(deformed)
     place_after_deformers(obj, mod, render)
     return mod
+
+
+def ensure_stored(obj: Any, render: bool, depsgraph: Any) -> bool:
+    """On a mesh the modifiers now deform: when this frame ran our plain node group (it
+    stores nothing), the full one takes its place and ``depsgraph`` evaluates again, so the
+    deformed shape can be read; whether it did."""
+    swapped = False
+    for mod in obj.modifiers:
+        group = mod.node_group if mod.type == "NODES" else None
+        if group is None or not group.get(PLAIN_TAG) or group.get(GROUP_TAG) is None:
+            continue
+        if mod.show_render if render else mod.show_viewport:
+            mod.node_group = node_group(True)
+            swapped = True
+    if swapped and depsgraph is not None:
+        depsgraph.update()
+    return swapped
 
 
 def place_after_deformers(obj: Any, mod: Any, render: bool = False) -> None:
@@ -175,21 +236,24 @@ def write(mesh: Any, local: np.ndarray, free: np.ndarray, write_free: bool = Tru
     """The simulated object-space positions ``(N, 3)`` and which points they move ``(N,)``
     (written when ``write_free`` or when the attribute is new)."""
     attrs = mesh.attributes
+    added = False
     where = attrs.get(POSITION_ATTRIBUTE)
     if where is None or where.data_type != "FLOAT_VECTOR" or where.domain != "POINT":
         if where is not None:
             attrs.remove(where)
         attrs.new(POSITION_ATTRIBUTE, "FLOAT_VECTOR", "POINT")
+        added = True
     which = attrs.get(FREE_ATTRIBUTE)
     if which is None or which.data_type != "BOOLEAN" or which.domain != "POINT":
         if which is not None:
             attrs.remove(which)
         attrs.new(FREE_ATTRIBUTE, "BOOLEAN", "POINT")
-        write_free = True
-    # re-fetched: adding an attribute may move the others
+        write_free = added = True
+    if added:  # re-fetched: adding an attribute may move the others
+        where = attrs[POSITION_ATTRIBUTE]
+        which = attrs[FREE_ATTRIBUTE]
     if write_free:
-        attrs[FREE_ATTRIBUTE].data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
-    where = attrs[POSITION_ATTRIBUTE]
+        which.data.foreach_set("value", np.ascontiguousarray(free, dtype=bool))
     where.data.foreach_set("vector", np.ascontiguousarray(local, dtype=np.float32).reshape(-1))
     mesh.update()
 

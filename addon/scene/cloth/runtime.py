@@ -69,9 +69,10 @@ def load_cache(obj: Any) -> FrameCache | None:
         return None
 
 
-def playback_for(obj: Any) -> Playback:
-    """The object's playback core: made from the saved cache and state on first use."""
-    key = _key(obj)
+def playback_for(obj: Any, key: int | None = None) -> Playback:
+    """The object's playback core: made from the saved cache and state on first use
+    (``key``: the object's ``_key``, when known)."""
+    key = _key(obj) if key is None else key
     pb = _PLAYBACKS.get(key)
     if pb is None:
         n = len(obj.data.vertices)
@@ -89,9 +90,10 @@ def playback_for(obj: Any) -> Playback:
     return pb
 
 
-def publish(obj: Any, pb: Playback) -> None:
-    """Show the core's cache state on the object (the panel and the saved file read it)."""
-    props = obj.xof_physics
+def publish(obj: Any, pb: Playback, props: Any = None) -> None:
+    """Show the core's cache state on the object (the panel and the saved file read it;
+    ``props``: its ``xof_physics``, when at hand)."""
+    props = obj.xof_physics if props is None else props
     if props.cache_state != pb.state:
         props.cache_state = pb.state
 
@@ -99,47 +101,56 @@ def publish(obj: Any, pb: Playback) -> None:
 def runtime_for(obj: Any, scene: Any) -> ClothRuntime:
     """The object's solver, built, or rebuilt after a setting change or an edit of the mesh
     (which outdates every cached frame)."""
-    key = _key(obj)
+    return _runtime_for(obj, scene, _key(obj))[0]
+
+
+def _runtime_for(
+    obj: Any, scene: Any, key: int, props: Any = None, editing: bool | None = None
+) -> tuple[ClothRuntime, Playback]:
+    """``runtime_for`` and the object's playback core (``key``: its ``_key``; ``props``:
+    its ``xof_physics``; ``editing``: whether it is in Edit Mode, when known)."""
     rt = _RUNTIMES.get(key)
-    pb = playback_for(obj)
-    props = obj.xof_physics
-    if restore_legacy_rest(obj.data):
+    pb = playback_for(obj, key)
+    props = obj.xof_physics if props is None else props
+    mesh = obj.data
+    if restore_legacy_rest(mesh):
         rt = None
     if rt is not None and rt.revision != props.settings_revision:
         pb.solver_lost()
-        if rt.inputs_key == inputs_key(props) and rt.vertex_count == len(obj.data.vertices):
+        if rt.inputs_key == inputs_key(props) and rt.vertex_count == len(mesh.vertices):
             rt.update_settings(obj, scene)  # only solver settings changed: keep the build
         else:
             rt = None
-    if rt is not None and check_rest(obj):
+    if rt is not None and _rest_changed(obj, key, rt, editing):
         rt = None
     if rt is None:
-        if pb.vertex_count != len(obj.data.vertices):
-            pb.rest_changed(len(obj.data.vertices))
+        if pb.vertex_count != len(mesh.vertices):
+            pb.rest_changed(len(mesh.vertices))
             publish(obj, pb)
         rt = ClothRuntime(obj, scene, pb)
         _RUNTIMES[key] = rt
-    return rt
+    return rt, pb
 
 
 def check_rest(obj: Any) -> bool:
     """Whether the mesh (the rest shape) changed since the solver was built from it; if so,
     every cached frame is outdated, none is shown, and the solver is dropped."""
-    rt = _RUNTIMES.get(_key(obj))
-    if rt is None or obj.mode == "EDIT" or _same_rest(obj.data, rt.rest_local):
+    key = _key(obj)
+    rt = _RUNTIMES.get(key)
+    return rt is not None and _rest_changed(obj, key, rt)
+
+
+def _rest_changed(obj: Any, key: int, rt: ClothRuntime, editing: bool | None = None) -> bool:
+    """``check_rest`` of the object's solver ``rt`` (``key``: the object's ``_key``;
+    ``editing``: whether it is in Edit Mode, when known)."""
+    if (obj.mode == "EDIT" if editing is None else editing) or rt.same_rest(obj.data):
         return False
-    del _RUNTIMES[_key(obj)]
-    pb = playback_for(obj)
+    del _RUNTIMES[key]
+    pb = playback_for(obj, key)
     pb.rest_changed(len(obj.data.vertices))
     cloth_override.clear_shown(obj.data)
     publish(obj, pb)
     return True
-
-
-def _same_rest(mesh: Any, rest: np.ndarray) -> bool:
-    if len(mesh.vertices) != rest.shape[0]:
-        return False
-    return bool(np.array_equal(mesh_positions(mesh), rest))
 
 
 def peek_runtime(obj: Any) -> ClothRuntime | None:
@@ -226,9 +237,11 @@ def restore_rest(obj: Any) -> None:
     restore_legacy_rest(obj.data)
 
 
-def show(obj: Any, rt: ClothRuntime, entry: CachedFrame) -> None:
-    """Show a frame through the override modifier (the mesh stays the rest shape)."""
-    cloth_override.ensure_modifier(obj, rt.render)
+def show(obj: Any, rt: ClothRuntime, entry: CachedFrame, ready: bool = False) -> None:
+    """Show a frame through the override modifier (the mesh stays the rest shape;
+    ``ready``: the stack was found to be ours alone, current, this frame)."""
+    if not ready:
+        cloth_override.ensure_modifier(obj, rt.render, rt.deformed)
     cloth_override.write(obj.data, entry.positions, rt.free, write_free=not rt.free_shown)
     rt.free_shown = True
 
@@ -263,6 +276,8 @@ class Pending:
     rt: ClothRuntime
     pb: Playback
     frames: list[int]
+    ready: bool = False  # the stack is our modifier alone, current (``show``)
+    props: Any = None  # the object's ``xof_physics``
 
 
 def update_object(obj: Any, scene: Any, depsgraph: Any, frame: int | None = None) -> StepReport:
@@ -287,16 +302,21 @@ def record_step(todo: Pending, frame: int, local: np.ndarray, matrix: np.ndarray
 
 def finish_object(todo: Pending, entry: CachedFrame) -> StepReport:
     """Show the last simulated frame of ``todo`` and publish its cache state."""
-    show(todo.obj, todo.rt, entry)
-    publish(todo.obj, todo.pb)
+    show(todo.obj, todo.rt, entry, todo.ready)
+    publish(todo.obj, todo.pb, todo.props)
     return StepReport("stepped", todo.frames[-1], len(todo.frames))
 
 
 def prepare_object(
-    obj: Any, scene: Any, depsgraph: Any, frame: int | None = None
+    obj: Any,
+    scene: Any,
+    depsgraph: Any,
+    frame: int | None = None,
+    render: bool | None = None,
 ) -> StepReport | Pending:
     """All of bringing ``obj`` to ``frame`` but the simulation: a reset, a cached frame or
-    nothing to do (a report), or the frames left to simulate (the solver at their origin)."""
+    nothing to do (a report), or the frames left to simulate (the solver at their origin).
+    ``render``: whether ``depsgraph`` is a render's, when known."""
     f = int(scene.frame_current if frame is None else frame)
     props = obj.xof_physics
     if props.cache_state == "BAKED":
@@ -308,28 +328,29 @@ def prepare_object(
         if props.last_warning != note:
             props.last_warning = note
         return StepReport("skipped", f)
-    rt = runtime_for(obj, scene)
-    pb = playback_for(obj)
-    rt.render = is_render(depsgraph)
-    rt.deformed = cloth_override.needs_override(obj, rt.render)
+    rt, pb = _runtime_for(obj, scene, _key(obj), props, editing=False)
+    rt.render = is_render(depsgraph) if render is None else render
+    rt.deformed, ready = cloth_override.stack_state(obj, rt.render)
+    if rt.deformed:  # a deformer just appeared: this frame's shape read with the full group
+        ready = not cloth_override.ensure_stored(obj, rt.render, depsgraph) and ready
     plan = pb.plan(f, int(props.frame_start), int(props.frame_end))
     report = StepReport(plan.action, plan.frame)
     if plan.action == "reset":
         pb.begin_reset(plan.frame)
         local, matrix = rt.start_state(obj, depsgraph)
         _, vel = rt.simulator.state()
-        show(obj, rt, pb.record(plan.frame, local, vel, matrix, reset=True))
+        show(obj, rt, pb.record(plan.frame, local, vel, matrix, reset=True), ready)
         note = rt.build_notes[-1] if rt.build_notes else ""
         if props.last_warning != note:
             props.last_warning = note
     elif plan.action == "cached":
         entry = pb.cache.get(plan.frame)
         assert entry is not None
-        show(obj, rt, entry)
+        show(obj, rt, entry, ready)
     elif plan.action == "step":
         if plan.load_origin:
             origin = pb.resume(plan.origin)  # type: ignore[arg-type]
             rt.resume(origin.world_positions(), origin.velocities)
-        return Pending(obj, rt, pb, list(plan.frames))
-    publish(obj, pb)
+        return Pending(obj, rt, pb, list(plan.frames), ready, props)
+    publish(obj, pb, props)
     return report

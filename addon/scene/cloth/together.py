@@ -22,14 +22,17 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ...sim import parallel
 from ...sim.solver_xpbd import XpbdSolver
 from ...sim.world import ObjectFrame, World
 from . import runtime as cloth_runtime
 from .colliders import SurfaceColliders
-from .object_solver import FrameInputs, gather_inputs
+from .object_solver import FrameInputs, PointFields, gather_inputs, transform_each
 
 _WORLD: dict[str, Any] = {"key": None, "world": None}
+_FIELDS = PointFields()  # the per-point matrices of the batches' last frames
 
 
 def update_objects(
@@ -43,9 +46,11 @@ def update_objects(
     helpers = bool(getattr(scene, "xof_cloth_helpers", True))
     together: list[cloth_runtime.Pending] = []
     surfaces = _SURFACES.frame_begins(depsgraph)
+    frame = int(scene.frame_current)
+    render = cloth_runtime.is_render(depsgraph)
     for obj in objects:
         try:
-            todo = cloth_runtime.prepare_object(obj, scene, depsgraph)
+            todo = cloth_runtime.prepare_object(obj, scene, depsgraph, frame, render)
             if isinstance(todo, cloth_runtime.StepReport):
                 if todo.action == "reset" and _steps_one_by_one(obj) is False:
                     surfaces.get(obj, todo.frame)  # the next frame's surfaces move from here
@@ -113,7 +118,7 @@ def _step_together(
     inputs: list[FrameInputs] = []
     counts: list[int] = []
     for todo in todos:
-        colliders = surfaces.get(todo.obj, todo.frames[0])
+        colliders = surfaces.get(todo.obj, todo.frames[0], todo.props)
         inputs.append(gather_inputs(todo.obj, todo.rt, depsgraph, colliders))
         counts.append(len(todo.rt.simulator.warnings))
         todo.rt.surfaces.reset()  # its own are no longer its last frame's: start still
@@ -124,16 +129,29 @@ def _step_together(
     steps = _world_for(todos, helpers).steps(frames, 1.0 / rates.pop())
     with contextlib.closing(steps):  # a failure leaves no helper's answer unread
         for members, results in steps:
-            for i, world in zip(members, results, strict=True):
+            shown = _locals([todos[i].rt for i in members], [inputs[i] for i in members], results)
+            for i, world, local in zip(members, results, shown, strict=True):
                 todo, frame_inputs = todos[i], inputs[i]
                 try:
-                    local = todo.rt.accept(todo.obj, frame_inputs, world, counts[i])
+                    local = todo.rt.accept(todo.obj, frame_inputs, world, counts[i], local)
                     entry = cloth_runtime.record_step(
                         todo, todo.frames[0], local, frame_inputs.matrix
                     )
                     cloth_runtime.finish_object(todo, entry)
                 except Exception as exc:
                     _failed(todo.obj, exc, on_error)
+
+
+def _locals(
+    rts: list[Any], inputs: list[FrameInputs], results: list[Any]
+) -> list[np.ndarray | None]:
+    """The object-space results of a batch's members in one pass (``transform_each``), or
+    None for each when one is odd (each member then takes its own, as alone)."""
+    try:
+        inverses = [rt.inverse(i.matrix) for rt, i in zip(rts, inputs, strict=True)]
+        return list(transform_each(inverses, results, _FIELDS))
+    except Exception:
+        return [None] * len(results)
 
 
 def _world_for(todos: list[cloth_runtime.Pending], helpers: bool = True) -> World:
@@ -181,17 +199,18 @@ class _SharedSurfaces:
         self.used = set()
         return self
 
-    def get(self, obj: Any, frame: int) -> list[Any]:
+    def get(self, obj: Any, frame: int, props: Any = None) -> list[Any]:
         """``obj``'s colliders posed at ``frame`` (each surface moving from its pose at
-        ``frame - 1`` when it was read then)."""
-        collection = obj.xof_physics.collider_collection
+        ``frame - 1`` when it was read then; ``props``: its ``xof_physics``, when at hand)."""
+        collection = (obj.xof_physics if props is None else props).collider_collection
         if collection is None:
             return []
         pointer = int(collection.as_pointer())
         names = self.members.get(pointer)
         if names is None:
             names = self.members[pointer] = {o.name for o in collection.all_objects}
-        key = (pointer, obj.name if obj.name in names else "")
+        name = obj.name
+        key = (pointer, name if name in names else "")
         self.used.add(key)
         known = self.entries.get(key)
         if known is not None and known[1] == frame:

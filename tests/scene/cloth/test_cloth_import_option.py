@@ -52,9 +52,7 @@ def test_enabled_over_the_scene_range_with_the_interface_locked():
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 7, 31
     scene.render.use_lock_interface = False
-    assert bpy.ops.import_scene.x(filepath=str(FLAG), animation_scene_timing=False) == {
-        "FINISHED"
-    }
+    assert bpy.ops.import_scene.x(filepath=str(FLAG), animation_scene_timing=False) == {"FINISHED"}
     props = imported_flag().xof_physics
     assert (props.enabled, props.frame_start, props.frame_end) == (True, 7, 31)
     assert scene.render.use_lock_interface  # what turning simulation on does
