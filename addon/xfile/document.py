@@ -69,7 +69,7 @@ class XReference:
 
     @property
     def where(self) -> str:
-        """"line:column" (text) or "byte N" (binary); "" when not read from a file."""
+        """ "line:column" (text) or "byte N" (binary); "" when not read from a file."""
         return place_text(self.place)
 
 
@@ -88,7 +88,7 @@ class XObject:
 
     @property
     def where(self) -> str:
-        """"line:column" (text) or "byte N" (binary); "" when not read from a file."""
+        """ "line:column" (text) or "byte N" (binary); "" when not read from a file."""
         return place_text(self.place)
 
     def __getitem__(self, member: str) -> Any:

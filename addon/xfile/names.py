@@ -49,4 +49,3 @@ def is_word(name: str, word: str) -> bool:
     """``name.lower() == word`` for a lower-case ``word``; lowering never shortens a string,
     so a longer name is not lowered at all."""
     return len(name) <= len(word) and name.lower() == word
-

@@ -44,9 +44,11 @@ def ids(bpy) -> set[tuple[str, str]]:
     out = set()
     for attr in dir(bpy.data):
         value = getattr(bpy.data, attr, None)
-        if isinstance(value, bpy.types.bpy_prop_collection) and attr not in ("window_managers",
-                                                                               "screens",
-                                                                               "workspaces"):
+        if isinstance(value, bpy.types.bpy_prop_collection) and attr not in (
+            "window_managers",
+            "screens",
+            "workspaces",
+        ):
             out.update((attr, item.name) for item in value)
     return out
 

@@ -55,14 +55,16 @@ def rig60_text(sets: tuple[str, ...] = ("Walk", "Wave")) -> str:
         + key_block(2, ticks, [[0.1, 0.2, 0.0], [0.4, 0.3, 0.0], [0.1, 0.2, 0.0]]),
     )
     walk += animation(
-        "Spine", key_block(0, ticks, [quat_key("z", 30), quat_key("z", -10), quat_key("z", 30)])
+        "Spine",
+        key_block(0, ticks, [quat_key("z", 30), quat_key("z", -10), quat_key("z", 30)])
         + key_block(2, ticks, [[0, 2, 0]] * 3),
     )
     walk += "}\n"
     wave = "AnimationSet Wave {\n"
     wave += animation("hit", key_block(2, ticks, [[0, 0.5, 0], [0, 0.8, 0], [0, 0.5, 0]]))
     wave += animation(
-        "Head", key_block(0, ticks, [quat_key("x", -40), quat_key("x", 20), quat_key("x", -40)])
+        "Head",
+        key_block(0, ticks, [quat_key("x", -40), quat_key("x", 20), quat_key("x", -40)])
         + key_block(2, ticks, [[0, 2, 0.1]] * 3),
     )
     wave += "}\n"

@@ -89,9 +89,7 @@ def test_names_starting_with_a_digit() -> None:
 
 
 def test_texture_file_name_spelling() -> None:
-    doc = read(
-        HEAD + b'Material M { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFileName { "a.bmp"; } }'
-    )
+    doc = read(HEAD + b'Material M { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFileName { "a.bmp"; } }')
     assert doc.scene().extras[0].template == "Material"
     mesh_doc = read(
         HEAD

@@ -24,8 +24,7 @@ from .xenc import Bin, compressed_file
 ROOT = Path(__file__).resolve().parents[2]
 GUID = "<3D82AB43-62DA-11CF-AB39-0020AF71E433>"
 BUFFER = (
-    f"template Buffer {{\n{GUID}\nDWORD num_elem;\narray DWORD value[num_elem];\n"
-    "DWORD dummy;\n}\n"
+    f"template Buffer {{\n{GUID}\nDWORD num_elem;\narray DWORD value[num_elem];\nDWORD dummy;\n}}\n"
 )
 
 
@@ -168,7 +167,7 @@ def test_member_types_are_case_sensitive(member_type: str, accepted: bool) -> No
 
 
 def test_object_templates_must_be_known() -> None:
-    data = b"xof 0303txt 0032\nTextureFileName { \"a.png\"; }\nWidget C { 1; }\n"
+    data = b'xof 0303txt 0032\nTextureFileName { "a.png"; }\nWidget C { 1; }\n'
     found = check(data).departures
     assert [d.where for d in found] == ["3:1"]
     assert "unknown template 'Widget'" in found[0].message

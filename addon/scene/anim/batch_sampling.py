@@ -282,9 +282,9 @@ def refine_all(parts: list[KeyParts], max_step: float) -> tuple[Segments, Rotati
     step = delta / n
     which = np.repeat(np.arange(len(after)), more)
     kk = (np.arange(len(which)) - np.repeat(np.cumsum(more) - more, more) + 1).astype(np.float64)
-    inserted = np.where(
-        step[which] == 0.0, kk / n[which] * delta[which], kk * step[which]
-    ) + first[which]
+    inserted = (
+        np.where(step[which] == 0.0, kk / n[which] * delta[which], kk * step[which]) + first[which]
+    )
     value = np.insert(t0, np.repeat(after + 1, more), inserted)
     owners = ticks.owner()
     reps = np.ones(len(t0), dtype=np.int64)

@@ -192,9 +192,7 @@ def _find_folder(base: Path, sub: str) -> Path | None:
 class TextureLoader:
     """Loads each texture once per import; records images it created and warnings."""
 
-    def __init__(
-        self, x_file_dir: str | Path | None, folders: tuple[str | Path, ...] = ()
-    ) -> None:
+    def __init__(self, x_file_dir: str | Path | None, folders: tuple[str | Path, ...] = ()) -> None:
         self.x_file_dir = x_file_dir
         self.folders = folders
         self._images: dict[str, bpy.types.Image] = {}

@@ -272,9 +272,9 @@ def test_baked_cape_on_a_character_plays_its_bake_with_live_cloth_off(
             scene.frame_set(f)
             baked[f] = _world_positions(cape)
         groups = {g: w for g, w in _groups(cape).items() if g.startswith("cloth_")}
-        assert bpy.ops.export_scene.x(
-            filepath=str(tmp_path / "out.x"), bake_step=step
-        ) == {"FINISHED"}
+        assert bpy.ops.export_scene.x(filepath=str(tmp_path / "out.x"), bake_step=step) == {
+            "FINISHED"
+        }
         text = (tmp_path / "out.x").read_text("ascii")
         (morph_set,) = read(tmp_path / "out.x").scene().morph_sets
         fps = scene.render.fps / scene.render.fps_base
