@@ -173,8 +173,10 @@ def _one_per_point(
     return groups
 
 
-# A tail larger than this fraction of the springs is left alone (the walk is Python, per step)
+# A tail larger than this fraction of the springs, or than this many, is left alone: the
+# walk is Python, ~15 us a tail spring, while a group of its own costs ~50 us a substep
 MAX_TAIL_FRACTION = 0.25
+MAX_TAIL_SPRINGS = 4096
 MAX_WALK_FACTOR = 64  # total path steps allowed: this many per tail spring, plus the points
 MAX_WALK_POINTS = 20_000  # ... up to this many (long walks on a big mesh leave a small tail)
 MAX_COLOURS = 32  # the table of springs per point and colour is N x colours
@@ -195,7 +197,8 @@ def _absorb_tail(pairs: np.ndarray, groups: list[np.ndarray], n: int) -> list[np
     tail = groups[-1]
     kept = groups[:-1]
     colours = len(kept)
-    if tail.size > MAX_TAIL_FRACTION * pairs.shape[0] or colours > MAX_COLOURS:
+    too_many = tail.size > min(MAX_TAIL_FRACTION * pairs.shape[0], MAX_TAIL_SPRINGS)
+    if too_many or colours > MAX_COLOURS:
         return groups
     colour = np.full(pairs.shape[0], -1, dtype=np.int64)
     at_table = np.full((n, colours), -1, dtype=np.int64)  # the spring of each colour per point

@@ -27,6 +27,7 @@ from .neighbours import (
     first_min,
     first_min_columns,
     pair_dots,
+    sort_keys,
 )
 
 CHUNK = 1 << 15  # chains (or points) handled at a time
@@ -150,7 +151,7 @@ def springs_graph(pairs: np.ndarray, n: int) -> tuple[Directed, np.ndarray]:
         keys[lo:hi] += ids
         np.multiply(pairs[lo:hi, 1], size, out=keys[half + lo : half + hi])
         keys[half + lo : half + hi] += ids + half
-    keys.sort()
+    sort_keys(keys)
     flat = pairs.reshape(-1)
     for lo in range(0, size, CHUNK):
         hi = min(lo + CHUNK, size)
@@ -417,7 +418,7 @@ def sorted_by_key(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndar
         return keys[order], values[order]
     packed = keys << shift
     packed |= np.arange(keys.size, dtype=np.int64)
-    packed.sort()
+    sort_keys(packed)
     index = packed & ((1 << shift) - 1)
     packed >>= shift
     return packed, np.take(values, index)

@@ -36,6 +36,26 @@ class Directed:
         return np.diff(self.start)
 
 
+def sort_keys(keys: np.ndarray) -> None:
+    """Sort distinct integer ``keys`` in place. Timsort (numpy's stable kind) finds the
+    ascending runs that mesh-numbered keys are made of: several times faster than the
+    default quicksort there, a fifth slower on shuffled keys; distinct keys sort alike."""
+    keys.sort(kind="stable")
+
+
+def unique_keys(keys: np.ndarray) -> np.ndarray:
+    """``np.unique`` of 1-D integer ``keys``, sorting ``keys`` in place (``sort_keys``:
+    equal integers are the same bits whatever order the sort leaves them in)."""
+    out = keys.reshape(-1)
+    if out.size < 2:
+        return out
+    sort_keys(out)
+    first = np.empty(out.size, dtype=bool)
+    first[0] = True
+    np.not_equal(out[1:], out[:-1], out=first[1:])
+    return out[first]
+
+
 def directed(pairs: np.ndarray, n: int, by_destination: bool = False) -> Directed:
     """Both directions of undirected ``pairs`` ``(k, 2)``, grouped by source point.
 
@@ -51,14 +71,14 @@ def directed(pairs: np.ndarray, n: int, by_destination: bool = False) -> Directe
     if by_destination:
         key = src * n
         key += dst
-        key.sort()
+        sort_keys(key)
         src = key // max(n, 1)
         dst = key - src * n
     else:
         m = max(src.size, 1)
         key = src * m
         key += np.arange(src.size, dtype=np.int64)
-        key.sort()
+        sort_keys(key)
         src = key // m
         order = key - src * m
         dst = dst[order]

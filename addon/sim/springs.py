@@ -34,6 +34,7 @@ from .neighbours import (
     dot_columns,
     first_min,
     first_min_columns,
+    unique_keys,
 )
 
 CHUNK_POINTS = 1 << 17  # points whose neighbour tables are compared at a time
@@ -78,7 +79,7 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     else:
         keys = lo[keep] * n + hi[keep]
     del lo, hi, keep
-    return _decode(np.unique(keys), n)
+    return _decode(unique_keys(keys), n)
 
 
 def _decode(keys: np.ndarray, n: int) -> np.ndarray:

@@ -7,7 +7,8 @@ faces (structural, shear, bend), the ``ClothModel``, then the default XPBD ``Sim
 (colouring, stretch limiters, tethers to the two pinned corners), and a settings change
 through ``Simulator.update_settings`` where the code has it. ``--before REV`` runs the same
 steps with ``addon/sim`` as it was at ``REV`` (from ``git archive``), side by side, and
-checks that both give the same springs and the same number of colour groups. CPU seconds,
+checks that both give the same springs and the same number of colour groups. ``--shuffled``
+numbers the grid's vertices in a random order (as a mesh that is no grid: no strides). CPU seconds,
 medians over ``--runs`` (and the total's wall seconds); peak RSS of the process in MB;
 the load average before and after.
 """
@@ -34,6 +35,12 @@ from addon.sim import bend_springs, face_edges, merge_with_kinds, shear_springs
 from tests.sim.grids import quad_grid
 n = int(sys.argv[3])
 positions, sizes, corners = quad_grid(n, n, 2.0, 1.0)
+pinned = [0, n - 1]
+if sys.argv[4] == "1":  # the vertices numbered in a random order, as no grid
+    perm = np.random.default_rng(3).permutation(n * n)
+    positions = positions[np.argsort(perm)]
+    corners = perm[np.asarray(corners)]
+    pinned = perm[pinned]
 times = {}
 wall = [0.0]
 def timed(name, f, *a, **k):
@@ -54,7 +61,7 @@ def springs():
     return merge_with_kinds(edges, shear, bend)
 pairs, kinds = timed("springs", springs)
 digest = hashlib.sha1(pairs.tobytes() + kinds.tobytes()).hexdigest()[:12]
-masses = np.full(n * n, 0.3); masses[[0, n - 1]] = 0.0
+masses = np.full(n * n, 0.3); masses[pinned] = 0.0
 model = timed("model", ClothModel, positions, masses, pairs, kinds)
 del pairs, kinds  # the caller keeps only the model, as the scene side does
 sim = timed("solver", Simulator, model, SimSettings.cloth())
@@ -73,9 +80,9 @@ print(json.dumps({
 """
 
 
-def measure(code_root: Path, n: int) -> dict:
+def measure(code_root: Path, n: int, shuffled: bool = False) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(code_root), str(ROOT), str(n)],
+        [sys.executable, "-c", CHILD, str(code_root), str(ROOT), str(n), str(int(shuffled))],
         check=True,
         capture_output=True,
         text=True,
@@ -106,6 +113,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="100,500,1000", help="grid sides (n x n vertices)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--before", default="", help="also measure addon/sim at this revision")
+    ap.add_argument("--shuffled", action="store_true", help="vertices numbered at random")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,9 +131,9 @@ def main() -> None:
             print(f"{n} x {n} = {n * n} vertices", flush=True)
             now, old = [], []
             for _ in range(args.runs):
-                now.append(measure(ROOT, n))
+                now.append(measure(ROOT, n, args.shuffled))
                 if before is not None:
-                    old.append(measure(before, n))
+                    old.append(measure(before, n, args.shuffled))
             new = summary(now)
             show("now", new)
             if old:

@@ -9,6 +9,7 @@ import pytest
 
 from addon.sim import springs as springs_module
 from addon.sim.model import LENGTH_CHUNK, ClothModel, SpringKind, _lengths
+from addon.sim.neighbours import sort_keys, unique_keys
 from addon.sim.springs import (
     _without,
     bend_springs,
@@ -181,3 +182,28 @@ def test_rest_lengths_match_the_plain_formula(count: int) -> None:
         backward = _lengths(points, pairs[:, ::-1])
     assert got.tobytes() == np.sqrt(want).tobytes()
     assert np.array_equal(backward, got, equal_nan=True)
+
+
+def test_unique_keys_and_sort_keys_match_numpy() -> None:
+    # timsort for the keys' runs: the same values as np.unique / np.sort, whatever the order
+    rng = np.random.default_rng(11)
+    ordered = np.arange(0, 30_000, 3, dtype=np.int64)
+    cases = [
+        np.empty(0, dtype=np.int64),
+        np.array([5], dtype=np.int64),
+        ordered,
+        ordered[::-1].copy(),
+        np.concatenate([ordered, ordered[::2] + 1]),  # two runs, interleaved values
+        rng.integers(-50, 50, 2_000),  # repeats and negatives
+        rng.permutation(40_000).astype(np.int64) * 7,
+        rng.integers(0, 1 << 40, 5_000),
+        rng.integers(0, 300, 1_000).astype(np.int32),
+    ]
+    for keys in cases:
+        expected = np.unique(keys)
+        got = unique_keys(keys.copy())
+        assert got.dtype == expected.dtype
+        assert np.array_equal(got, expected)
+        distinct = np.unique(keys)[rng.permutation(expected.size)]
+        sort_keys(distinct)
+        assert np.array_equal(distinct, expected)
