@@ -97,12 +97,16 @@ class MeshCollider:
         # corner velocities in the drifting frame over the window (see ``_open_window``)
         self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
         self._rate_length = np.zeros(len(self.triangles), dtype=np.float32)
+        self.moving = True  # no pose yet: the first ``set_pose`` is never skipped
         self.set_pose(current if previous is None else previous, current)
 
     # poses -------------------------------------------------------------------------------
 
     def set_pose(self, previous: np.ndarray, current: np.ndarray) -> None:
         """The surface at the start and the end of the coming frame (world space)."""
+        if self._still_again(previous, current):
+            self.begin_substep(1.0, 1.0)  # the rest of a pose is as it was: boxes, candidates
+            return
         self.poses += 1
         prev = _vertices(previous, "previous collider vertices")
         cur = _vertices(current, "collider vertices")
@@ -133,6 +137,19 @@ class MeshCollider:
                 self._open_window(0.0, 1.0)
         self._static = self._end = self._pose(1.0)
         self.begin_substep(1.0, 1.0)
+
+    def _still_again(self, previous: np.ndarray, current: np.ndarray) -> bool:
+        """Whether the surface stood still over the last frame and stands still over the
+        coming one at the same place: then a new pose would change nothing (a helper
+        process's copy is not sent one either: ``poses`` stays)."""
+        if self.moving or current is None or previous is None:
+            return False
+        cur = self._cur
+        if np.shape(current) != cur.shape or np.shape(previous) != cur.shape:
+            return False
+        return bool(np.array_equal(current, cur)) and (
+            previous is cur or bool(np.array_equal(previous, cur))
+        )
 
     def _open_window(self, start: float, end: float) -> None:
         """Boxes, travel and candidates for the part ``start``..``end`` of the frame: pairs

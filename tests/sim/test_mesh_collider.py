@@ -437,3 +437,51 @@ def test_contacts_through_the_grid_are_those_of_every_pair(
             assert np.abs(a - b).max(initial=0.0) < 1e-6
         total += got[0].size
     assert total > 1000  # many contacts, fast points among them
+
+
+def _still_then_moving_contacts(
+    monkeypatch: pytest.MonkeyPatch, skip: bool
+) -> tuple[list[tuple[np.ndarray, ...]], int]:
+    """Contacts of points moving around an icosphere that stands still for frames, moves,
+    stands still again (at its new place) and is posed with a copy of the same vertices."""
+    import addon.sim.mesh_collider as mesh_collider
+
+    if not skip:
+        monkeypatch.setattr(mesh_collider.MeshCollider, "_still_again", lambda *a: False)
+    verts, faces = icosphere(2, 0.3, (0.0, 0.0, 0.0))
+    rng = np.random.default_rng(5)
+    direction = rng.normal(size=(300, 3))
+    direction /= np.linalg.norm(direction, axis=1)[:, None]
+    radius = 0.3 + rng.uniform(-0.03, 0.06, 300)
+    collider = MeshCollider(verts, faces, outer=OUTER)
+    shifts = [0.0, 0.0, 0.0, 0.05, 0.05, 0.05, 0.05, 0.1, 0.1]
+    out = []
+    for frame, shift in enumerate(shifts):
+        pose = verts + np.array([shift, 0.0, 0.0])
+        collider.move_to(pose.copy() if frame % 2 else pose)
+        for k in range(4):
+            t0, t1 = k / 4, (k + 1) / 4
+            collider.begin_substep(t0, t1)
+            wave = 0.04 * np.sin(3.0 * (frame + np.array([t0, t1])))
+            before = _state(direction * (radius + wave[0])[:, None])
+            after = _state(direction * (radius + wave[1])[:, None])
+            out.append(collider.find(after, before, MARGIN))
+        mesh_collider.MeshCollider.begin_substep(collider, 1.0, 1.0)
+    return out, collider.poses
+
+
+def test_a_still_surface_posed_again_in_place_skips_the_pose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a pose equal to the last one of a surface that stood still changes nothing: skipped
+    # (no new boxes, no pose for a helper process's copy), the same contacts bit for bit
+    skipped, poses = _still_then_moving_contacts(monkeypatch, skip=True)
+    full, all_poses = _still_then_moving_contacts(monkeypatch, skip=False)
+    assert all_poses == 10 and poses == 5  # posed at the build and frames 3, 4, 7, 8
+    total = 0
+    for got, want in zip(skipped, full, strict=True):
+        assert len(got) == len(want)
+        for a, b in zip(got, want, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        total += got[0].size
+    assert total > 100
