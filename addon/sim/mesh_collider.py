@@ -13,11 +13,8 @@ Contacts come from candidate point-triangle pairs (a ``record_grid.RecordGrid`` 
 triangles' boxes over the frame, grown by the reach plus a slack), kept for each point while
 it moves with its nearest triangle within a slack and no farther than the grown boxes allow
 (``surface_pairs.py``), so a cloth resting on a moving body is asked about about once a
-frame. Per substep every pair gets its closest point (closest feature: face, edge or vertex, whose
-normal is the push direction) and a swept test: a point whose path crosses the triangle's
-plane inside the triangle (both moving linearly over the substep) is pushed back to the side
-it came from, whatever the distance it ended at. Each point takes one contact: its earliest
-crossing, else its nearest triangle in reach.
+frame. Per substep every pair gets its closest point and a swept test, and each point one
+contact (``mesh_contacts.py``).
 """
 
 from __future__ import annotations
@@ -25,11 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
+from .mesh_contacts import closest_contacts, no_contacts
 from .record_grid import RecordGrid
 from .rows import put_rows, take_columns, take_rows
 from .surface_pairs import AnchoredPairs, path_lengths, query_along
 from .surface_pose import SurfacePose, gather, least_at_corners
-from .triangle_geometry import closest_points, dot, inside_triangle
+from .triangle_geometry import closest_points, dot
 
 WINDOW = 1.0  # a moving surface's candidates are found again every this much of a frame
 # how far a point may move relative to its nearest triangle before its pairs are found
@@ -39,7 +37,6 @@ SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
 # how far a point may move in the drifting frame before its pairs are found again, in
 # reaches: the triangles' boxes in the grid are grown by this beyond the reach
 LIMIT = 0.5
-TINY_DISTANCE = 1e-9
 RIGID_TOLERANCE = 1e-7  # a surface whose corners moved alike within this moved as a whole
 # the grid's spacing, in median grown-box sides: finer cells let fewer boxes past a cell to
 # the exact box test (a point's cell holds the boxes of a patch of cell + box side)
@@ -270,84 +267,10 @@ class MeshCollider:
         reach = self.outer + max(float(margin), 0.0)
         pairs = self._candidates(pos, prev, reach, movable)
         if pairs is None:
-            return _no_contacts(dtype)
+            return no_contacts(dtype)
         one_sided = self.inner > 0.0
         limit = self.inner if one_sided else reach
-        end, start = self._end, self._start
-        tri = pairs.tri
-        p1 = take_columns(pos, pairs.point).astype(np.float32, copy=False)
-        planes = end.plane_columns(tri)
-        n1 = planes[0:3]
-        s1 = dot(n1, p1) - planes[3]
-        p0 = p1 if prev is None else take_columns(prev, pairs.point).astype(np.float32)
-        if prev is None:
-            s0 = s1
-        elif start is end:
-            s0 = dot(n1, p0) - planes[3]
-        else:
-            planes0 = start.plane_columns(tri)
-            s0 = dot(planes0[0:3], p0) - planes0[3]
-        side = np.ones_like(s1) if one_sided else np.where(s0 >= 0, 1.0, -1.0).astype(s1.dtype)
-        height = side * s1
-        crossed = (side * s0 >= 0) & (height < 0)
-        off_centre = p1 - planes[4:7]
-        ball = planes[7] + np.float32(max(reach, limit))
-        in_ball = dot(off_centre, off_centre) <= ball * ball
-        live = np.flatnonzero(((height < reach) & (height > -limit) & in_ball) | crossed)
-        if not live.size:
-            return _no_contacts(dtype)
-
-        live_tri = tri[live]
-        c1 = end.corner_columns(live_tri)
-        c0 = c1 if start is end else start.corner_columns(live_tri)
-        p = p1[:, live]
-        q, bary, on_face = closest_points(p, *c1)
-        e = p - q
-        dist = np.sqrt(dot(e, e))
-        normal_live = n1[:, live]
-        side_live = side[live]
-        h = height[live]
-        flat = on_face | (dist <= TINY_DISTANCE)
-        # beside an edge or a corner: a one-sided surface's front is the normals' side; on a
-        # two-sided one the side is ill-defined there (a point near the plane beyond an edge
-        # flips sides with the slightest turn), so the push is along the feature, away
-        proper = flat | (dot(e, normal_live) * side_live >= 0) | (not one_sided)
-        gap = np.where(flat, h, np.where(proper, dist, -dist))
-        key = np.full(live.size, np.inf, dtype=np.float32)
-        cross_at = np.flatnonzero(crossed[live])
-        if cross_at.size:  # swept: where the path meets the moving plane, inside the triangle?
-            c = live[cross_at]
-            u = s0[c] / (s0[c] - s1[c])
-            x = p0[:, c] + (p1[:, c] - p0[:, c]) * u
-            corners = []
-            for k in range(3):
-                hi, lo = c1[k][:, cross_at], c0[k][:, cross_at]
-                corners.append(lo + (hi - lo) * u)
-            hit = inside_triangle(x, *corners)
-            chosen = cross_at[hit]
-            key[chosen] = u[hit] - 2.0  # the earliest crossing first
-            gap[chosen] = h[chosen]  # back in front of the plane it crossed
-            flat[chosen] = True
-        reached = (gap < reach) & (gap > -limit) & np.isinf(key)
-        key[reached] = np.abs(gap[reached])
-        every = np.full(pairs.count, np.inf, dtype=np.float32)
-        every[live] = key
-        best_pairs = pairs.best(every)
-        if not best_pairs.size:
-            return _no_contacts(dtype)
-        b = np.searchsorted(live, best_pairs)
-        normal = side_live[b] * normal_live[:, b]
-        edge_like = ~flat[b]
-        if edge_like.any():
-            pick = b[edge_like]
-            normal[:, edge_like] = e[:, pick] * (np.where(proper[pick], 1.0, -1.0) / dist[pick])
-        push = (reach - gap[b]).astype(dtype)
-        if start is end:
-            motion = np.zeros((3, b.size), dtype=np.float32)
-        else:
-            w = bary[:, b]
-            motion = sum((c1[k][:, b] - c0[k][:, b]) * w[k] for k in range(3))
-        return pairs.point[best_pairs], normal.astype(dtype), push, motion.astype(dtype)
+        return closest_contacts(pairs, pos, prev, reach, limit, one_sided, self._end, self._start)
 
     # broad phase -------------------------------------------------------------------------
 
@@ -533,11 +456,6 @@ class MeshCollider:
         if self._ids.size != count:
             self._ids = np.arange(count)
         return self._ids
-
-
-def _no_contacts(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    empty = np.zeros((3, 0), dtype=dtype)
-    return np.zeros(0, dtype=np.int64), empty, np.zeros(0, dtype=dtype), empty.copy()
 
 
 def default_friction(own: float | None, default: float) -> float:
