@@ -177,3 +177,34 @@ def test_steps_left_early_still_reads_the_helpers_answers() -> None:
         for x, y in zip(expected, got, strict=True):
             assert np.array_equal(x, y)
     assert split._batches is not None and split._batches[1].remote is not None
+
+
+class _EveryPose(MeshCollider):
+    """A mesh collider that takes every pose in full (never skips a still one)."""
+
+    def _still_again(self, previous: np.ndarray, current: np.ndarray) -> bool:
+        return False
+
+
+def test_a_still_surface_in_contact_gives_the_same_positions_with_helpers() -> None:
+    # the floor rises into the sheets, stands still under them (its poses skipped here and
+    # no pose sent to the helper's copy), then rises again: the same positions as one
+    # process whose floor takes every pose in full
+    scene = _sheets(20)
+    here = World([Simulator(m, s) for m, s in scene], processes=0)
+    split = World([Simulator(m, s) for m, s in scene], processes=1)
+    split.pace.helpers = lambda: True  # type: ignore[method-assign]
+    full = _EveryPose(_floor(_rising(0), -1.0, 13.0), FLOOR_TRIANGLES)
+    skipping = MeshCollider(_floor(_rising(0), -1.0, 13.0), FLOOR_TRIANGLES)
+    for frame in range(1, 21):
+        level = _rising(min(frame, 11)) if frame <= 16 else _rising(frame - 5)
+        full.move_to(_floor(level, -1.0, 13.0))
+        skipping.move_to(_floor(level, -1.0, 13.0))
+        a = here.step([ObjectFrame(colliders=(full,))] * len(scene))
+        b = split.step([ObjectFrame(colliders=(skipping,))] * len(scene))
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
+    assert full.poses == 21 and skipping.poses == 21 - 4  # still from frame 12: 13-16 skipped
+    gap = np.concatenate([np.abs(p[:, 2] - _rising(15)) for p in b])
+    assert gap.min() > 0.025 - 1e-3 and np.sum(gap < 0.026) > 10  # resting on the floor
+    split.close()
