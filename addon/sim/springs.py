@@ -2,7 +2,7 @@
 
 Every builder returns an ``(k, 2) int64`` array of undirected pairs with ``i < j``, no
 self-pairs and no repeats, in a deterministic order (sorted by ``(i, j)``). Pairs are encoded
-as ``i * n + j`` in one int64 so that deduplication is a single ``np.unique``.
+as ``i * n + j`` in one int64 so that deduplication is one sort (``neighbours.unique_keys``).
 
 Definitions (what "shear" and "bend" mean here):
 
