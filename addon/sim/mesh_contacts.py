@@ -70,8 +70,14 @@ def closest_contacts(
     e = p - q
     dist = np.sqrt(dot(e, e))
     normal_live = n1[:, live]
-    side_live = side[live]
-    h = height[live]
+    if one_sided or prev is None:
+        side_live = side[live]
+        h = height[live]
+        crossed_live = crossed[live]
+    else:  # a point's side of a two-sided surface: the same for all of its triangles
+        side_live = _point_sides(pairs, live, p0[:, live], c0, s0[live])
+        h = side_live * s1[live]
+        crossed_live = (side_live * s0[live] >= 0) & (h < 0)
     flat = on_face | (dist <= TINY_DISTANCE)
     # beside an edge or a corner: a one-sided surface's front is the normals' side; on a
     # two-sided one the side is ill-defined there (a point near the plane beyond an edge
@@ -79,7 +85,7 @@ def closest_contacts(
     proper = flat | (dot(e, normal_live) * side_live >= 0) | (not one_sided)
     gap = np.where(flat, h, np.where(proper, dist, -dist))
     key = np.full(live.size, np.inf, dtype=np.float32)
-    cross_at = np.flatnonzero(crossed[live])
+    cross_at = np.flatnonzero(crossed_live)
     if cross_at.size:  # swept: where the path meets the moving plane, inside the triangle?
         c = live[cross_at]
         u = s0[c] / (s0[c] - s1[c])
@@ -113,6 +119,27 @@ def closest_contacts(
         w = bary[:, b]
         motion = sum((c1[k][:, b] - c0[k][:, b]) * w[k] for k in range(3))
     return pairs.point[best_pairs], normal.astype(dtype), push, motion.astype(dtype)
+
+
+def _point_sides(
+    pairs: AnchoredPairs,
+    live: np.ndarray,
+    p0: np.ndarray,
+    c0: tuple[np.ndarray, np.ndarray, np.ndarray],
+    s0: np.ndarray,
+) -> np.ndarray:
+    """Per live pair, the side of the surface its point started on: the side of the plane of
+    the point's nearest live triangle at the start. A plane's own side misleads beyond the
+    triangle's edges: a point outside a closed surface is behind the planes of faces it is
+    not over, and would be pushed in through them."""
+    q0, _, _ = closest_points(p0, *c0)
+    e0 = p0 - q0
+    key = np.full(pairs.count, np.inf, dtype=np.float32)
+    key[live] = dot(e0, e0)
+    nearest = pairs.best(key)  # one pair a point with live pairs, sorted by point
+    sides = np.where(s0[np.searchsorted(live, nearest)] >= 0, 1.0, -1.0).astype(s0.dtype)
+    owner = np.searchsorted(pairs.point[nearest], pairs.point[live])
+    return sides[owner]
 
 
 def no_contacts(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
