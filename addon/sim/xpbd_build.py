@@ -17,6 +17,7 @@ structural; even ones span 8, shear and structural.
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,6 +34,9 @@ LONG_LIMITER_LEVEL = 1  # limiter levels from here on (span 4, 8 ...) run every 
 # The stretch limiter setting counts levels for a cloth this many springs across; finer cloth
 # gets one more level per doubling, so the longest limiter spans as much of it.
 REFERENCE_SPRINGS_ACROSS = 100.0
+# Coarse cloth: a level whose limiters span more than this share of the cloth (in springs)
+# measured no less stretch (a pull crosses it in a few passes already): such levels are left out.
+COARSE_SPAN_SHARE = 0.2
 MAX_LIMITER_LEVELS = 8
 Report = Callable[[str], None]  # told the name of each build stage as it starts
 BUILD_STAGES = 5  # how many times a build reports (for a progress bar's total)
@@ -68,8 +72,9 @@ def topology_key(settings: SimSettings) -> tuple[object, ...]:
 
 def limiter_level_count(settings: SimSettings, model: ClothModel) -> int:
     """The setting's levels, plus one per doubling of the cloth's size in springs beyond
-    ``REFERENCE_SPRINGS_ACROSS``. Cloth only: a soft body keeps its shape by the pull back,
-    and must stay cheap."""
+    ``REFERENCE_SPRINGS_ACROSS``, but no more than the first whose limiters span
+    ``COARSE_SPAN_SHARE`` of it (a 20 x 20 sheet: 2). Cloth only: a soft body keeps its
+    shape by the pull back, and must stay cheap."""
     levels = int(settings.stretch_limit_levels)
     if settings.kind != "CLOTH" or settings.stiffness <= 0 or levels <= 0:
         return 0
@@ -80,8 +85,12 @@ def limiter_level_count(settings: SimSettings, model: ClothModel) -> int:
     extent = float(np.ptp(model.rest_positions, axis=0).max())
     if typical <= 0.0 or not np.isfinite(extent / typical):
         return levels
-    extra = round(np.log2(max(extent / typical, 1.0) / REFERENCE_SPRINGS_ACROSS))
-    return min(levels + max(int(extra), 0), MAX_LIMITER_LEVELS)
+    across = extent / typical
+    extra = round(np.log2(max(across, 1.0) / REFERENCE_SPRINGS_ACROSS))
+    levels = min(levels + max(int(extra), 0), MAX_LIMITER_LEVELS)
+    # level L spans 2^L springs: the fewest levels whose longest spans the share, at least 1
+    enough = max(1, math.ceil(math.log2(max(across * COARSE_SPAN_SHARE, 1.0)) - 1e-6))
+    return min(levels, enough)
 
 
 def _pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim import ClothModel, Plane, SimSettings, Simulator, Sphere, merge_with_kinds
+from addon.sim import (
+    ClothModel,
+    Plane,
+    SimSettings,
+    Simulator,
+    Sphere,
+    merge_with_kinds,
+    xpbd_build,
+)
 from addon.sim.limiters import limiter_levels
 from addon.sim.springs import bend_springs, face_edges, shear_springs
 from addon.sim.xpbd_build import limiter_level_count
@@ -89,7 +97,30 @@ def test_finer_cloth_gets_one_more_level_per_doubling() -> None:
     assert limiter_level_count(cloth, fine) == 4
     assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=0), fine) == 0
     assert limiter_level_count(SimSettings.soft_body(stretch_limit_levels=3), fine) == 0
-    assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=8), fine) == 8
+    # 8 asked for: the levels up to a span of a fifth of the cloth (64 of 200 springs)
+    assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=8), fine) == 6
+
+
+def test_coarse_cloth_leaves_out_levels_longer_than_a_fifth_of_it() -> None:
+    # n x n points over 2 m: n - 1 springs across; level L spans 2^L springs, and the
+    # levels stop at the first whose span reaches a fifth of the cloth (at least one level)
+    cloth = SimSettings.cloth(stretch_limit_levels=3)
+    expected = {4: 1, 10: 1, 11: 1, 12: 2, 20: 2, 21: 2, 22: 3, 25: 3, 40: 3, 101: 3}
+    for n, levels in expected.items():
+        assert limiter_level_count(cloth, grid_model(n, size=2.0)) == levels, n
+    assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=1), grid_model(40)) == 1
+    assert limiter_level_count(SimSettings.cloth(stretch_limit_levels=8), grid_model(20)) == 2
+
+
+def test_coarse_cloth_stretches_no_more_without_its_long_levels(monkeypatch) -> None:
+    # a 20 x 20 drape: its 2 levels against all 3 of the setting (the span-8 limiters)
+    capped = _drape(SimSettings.cloth(), n=20)
+    monkeypatch.setattr(xpbd_build, "COARSE_SPAN_SHARE", 1.0)
+    assert limiter_level_count(SimSettings.cloth(), grid_model(20, size=2.0)) == 3
+    full = _drape(SimSettings.cloth(), n=20)
+    assert capped.mean() <= 1.1 * full.mean() + 1e-4
+    assert np.percentile(capped, 99) <= 1.1 * np.percentile(full, 99) + 1e-3
+    assert np.percentile(capped, 99) <= 0.06
 
 
 def _jittered_sheet(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
