@@ -30,6 +30,7 @@ from .model import ClothModel
 from .patch_tree import PatchTree
 from .rows import take_columns
 from .settings import SimSettings
+from .tangles import TangleFinder
 from .triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 
 TINY_DISTANCE = 1e-9
@@ -86,6 +87,8 @@ class SelfCollision:
         self._ids = np.arange(len(rest))
         self._rest = np.ascontiguousarray(rest.T, dtype=np.float32)  # (3, N)
         self.tree = PatchTree(self.triangles, rest)
+        self.tangles = TangleFinder(self.triangles, len(rest))
+        self.tangled_points = 0  # points left out as gone through, at the last substep
         self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
         self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
         self._rest_centre, self._rest_bound = _spheres(
@@ -228,7 +231,15 @@ class SelfCollision:
         side = np.where(s0 >= 0, 1.0, -1.0).astype(np.float32)
         height = side * s1
         crossed = height < 0
-        live = np.flatnonzero((height < d) | crossed)
+        near = (height < d) | crossed
+        # a part that went through the cloth is let back out: its pairs are left out
+        tangled = self.tangles.tangled(pairs.point, pairs.tri, s0, prev, self.triangles)
+        self.tangled_points = 0 if tangled is None else int(tangled.sum())
+        if tangled is not None:
+            near &= ~tangled[pairs.point]
+            for corner in pairs.corners:
+                near &= ~tangled[corner]
+        live = np.flatnonzero(near)
         if not live.size:
             return 0
         ids = [corner[live] for corner in pairs.corners]
