@@ -45,8 +45,8 @@ def update_objects(
     ``on_error(obj, exc)`` hears an object that failed; the others go on."""
     helpers = bool(getattr(scene, "xof_cloth_helpers", True))
     together: list[cloth_runtime.Pending] = []
-    surfaces = _SURFACES.frame_begins(depsgraph)
     frame = int(scene.frame_current)
+    surfaces = _SURFACES.frame_begins(depsgraph, frame)
     render = cloth_runtime.is_render(depsgraph)
     for obj in objects:
         try:
@@ -190,11 +190,13 @@ class _SharedSurfaces:
     def __init__(self) -> None:
         self.entries: dict[tuple[int, str], tuple[SurfaceColliders, int, list[Any]]] = {}
         self.depsgraph: Any = None
+        self.frame = 0
         self.members: dict[int, set[str]] = {}
         self.used: set[tuple[int, str]] = set()
 
-    def frame_begins(self, depsgraph: Any) -> _SharedSurfaces:
+    def frame_begins(self, depsgraph: Any, frame: int) -> _SharedSurfaces:
         self.depsgraph = depsgraph
+        self.frame = frame
         self.members = {}
         self.used = set()
         return self
@@ -223,9 +225,13 @@ class _SharedSurfaces:
         return found
 
     def frame_ends(self) -> None:
-        """Drop the entries this frame did not use (at the next frame they would start
-        still anyway) and the frame's references."""
-        for key in [k for k in self.entries if k not in self.used]:
+        """Drop the entries this frame did not use and that were not read at this frame
+        (at the next frame they would start still anyway) and the frame's references. An
+        entry read at this frame stays: a second call at the same frame (a render, a redraw)
+        that simulates nothing must not make the next frame's surfaces start still."""
+        for key in [
+            k for k, e in self.entries.items() if k not in self.used and e[1] != self.frame
+        ]:
             del self.entries[key]
         self.depsgraph = None
         self.members = {}

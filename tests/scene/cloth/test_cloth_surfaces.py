@@ -119,3 +119,37 @@ def test_self_collision_option_reaches_the_solver(physics) -> None:
     assert rt.settings.self_distance == pytest.approx(0.02)
     (hit,) = rt.simulator._self_hits
     assert hit.triangles.shape == (50, 3)  # 25 quads, two triangles each
+
+
+def test_a_second_call_at_the_same_frame_keeps_the_surfaces_moving(physics) -> None:
+    """Regression: a handler call that simulated nothing (a render, or the same frame set
+    again) dropped the shared surfaces, so the next frame's colliders started still and a
+    fast limb's motion over it was not swept (after an F12 at frame 13, 13 points of the
+    cape in ``bench_character.py`` ended 25 mm inside the legs)."""
+    from xof.addon.scene.cloth import together
+
+    body = _box((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    for frame, z in ((1, 0.0), (11, 1.0)):
+        body.location.z = z
+        body.keyframe_insert("location", index=2, frame=frame)
+    cloth = grid_object(bpy, "Cloth", 6, 6)
+    cloth.location = (0.0, 0.0, 2.0)
+    props = cloth.xof_physics
+    props.enabled = True
+    props.collider_collection = _collection(body)
+    scene = bpy.context.scene
+
+    def collider() -> MeshCollider:
+        ((_, _, found),) = together._SURFACES.entries.values()
+        (hit,) = found
+        assert isinstance(hit, MeshCollider)
+        return hit
+
+    for f in (1, 2, 3):
+        scene.frame_set(f)
+    top_at_3 = collider()._cur[:, 2].max()
+    scene.frame_set(3)  # again: the cached frame, nothing simulated
+    scene.frame_set(4)
+    hit = collider()
+    assert hit._prev[:, 2].max() == pytest.approx(top_at_3)  # moving from frame 3's pose
+    assert hit._cur[:, 2].max() > top_at_3 + 0.01
