@@ -18,6 +18,9 @@ from .surface_pose import SurfacePose
 from .triangle_geometry import closest_points, dot, inside_triangle
 
 TINY_DISTANCE = 1e-9
+# triangles this close to a point's nearest one (squared distances: a share, and 1 um^2)
+# tie for deciding its side
+TIE_SHARE, TIE_SQUARED = 2e-3, 1e-12
 
 
 def closest_contacts(
@@ -131,14 +134,22 @@ def _point_sides(
     """Per live pair, the side of the surface its point started on: the side of the plane of
     the point's nearest live triangle at the start. A plane's own side misleads beyond the
     triangle's edges: a point outside a closed surface is behind the planes of faces it is
-    not over, and would be pushed in through them."""
+    not over, and would be pushed in through them. Nearest to an edge or a corner several
+    triangles tie; the one whose plane the point is farthest from decides (the point under
+    a box's edge lies on the side face's plane, so its sign there is rounding)."""
     q0, _, _ = closest_points(p0, *c0)
     e0 = p0 - q0
+    d2 = dot(e0, e0)
     key = np.full(pairs.count, np.inf, dtype=np.float32)
-    key[live] = dot(e0, e0)
+    key[live] = d2
     nearest = pairs.best(key)  # one pair a point with live pairs, sorted by point
-    sides = np.where(s0[np.searchsorted(live, nearest)] >= 0, 1.0, -1.0).astype(s0.dtype)
     owner = np.searchsorted(pairs.point[nearest], pairs.point[live])
+    closest = d2[np.searchsorted(live, nearest)][owner]
+    tied = d2 <= closest * np.float32(1.0 + TIE_SHARE) + np.float32(TIE_SQUARED)
+    key[:] = np.inf
+    key[live[tied]] = -np.abs(s0[tied])
+    deciding = pairs.best(key)  # again one pair a point, the same points
+    sides = np.where(s0[np.searchsorted(live, deciding)] >= 0, 1.0, -1.0).astype(s0.dtype)
     return sides[owner]
 
 

@@ -78,7 +78,8 @@ class TangleFinder:
         b = take_columns(prev, self.high[edge])
         x = a + (b - a) * u
         corners = triangles[tri[pair]]
-        through = inside_triangle(x, *(take_columns(prev, corners[:, k]) for k in range(3)), 0.0)
+        a, b, c = (take_columns(prev, corners[:, k]) for k in range(3))
+        through = inside_triangle(x, a, b, c, 0.0)
         cut = np.unique(edge[through])
         self.cut_edges = int(cut.size)
         if not cut.size:
