@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .rows import take_columns
+from .springs import face_edges
 from .tethers import components
 from .triangle_geometry import inside_triangle
 
@@ -28,13 +29,11 @@ class TangleFinder:
 
     def __init__(self, triangles: np.ndarray, point_count: int) -> None:
         tri = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-        ends = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
-        ends.sort(axis=1)
-        key = np.unique(ends[:, 0] * point_count + ends[:, 1])
-        self.low, self.high = key // point_count, key % point_count  # sorted by low
+        edges = face_edges(np.full(len(tri), 3), tri.reshape(-1), point_count)
+        self.low, self.high = edges[:, 0], edges[:, 1]  # low < high, sorted by low
         self.point_count = point_count
         self.first = np.searchsorted(self.low, np.arange(point_count + 1))
-        self.piece = components(np.stack([self.low, self.high], axis=1), point_count)
+        self.piece = components(edges, point_count)
         self.cut_edges = 0  # edges through a triangle at the last call (for tests)
 
     def tangled(
@@ -91,8 +90,9 @@ class TangleFinder:
         size = np.bincount(part, minlength=n)
         best = np.zeros(n, dtype=np.int64)
         rank = np.lexsort((-size[part], self.piece))  # by piece, largest part first
+        piece = self.piece[rank]
         first = np.ones(n, dtype=bool)
-        first[1:] = self.piece[rank][1:] != self.piece[rank][:-1]
-        best[self.piece[rank][first]] = part[rank][first]
+        first[1:] = piece[1:] != piece[:-1]
+        best[piece[first]] = part[rank][first]
         gone = part != best[self.piece]
         return gone if gone.any() else None
