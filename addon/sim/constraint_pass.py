@@ -8,24 +8,26 @@ float32 rows (x, y, z, 0) seen as ``(N,)`` complex128, so a gather or scatter mo
 
 Why the arithmetic is laid out as it is (numpy; figures in tests/bench/README.md): per-row
 scalars applied to ``(g, 4)`` rows are the expensive part: broadcasting ``(g, 1)`` over a
-length-4 inner axis costs many times a strided per-component product. So the
-per-constraint factor scales the difference vector by three strided products (on ``g``
-rows, not ``2g``), and the two ends' mass shares are applied as one contiguous product with
-gains stored replicated over the 4 columns (``(2, g, 4)``, built once per step length).
-numpy's NaN-aware ``maximum`` is slower than a plain pass, so a limiter's
-``max(factor, 0)`` is ``factor + |factor|`` with halved gains, and the squared length gets
-``+ tiny`` rather than ``max(tiny)`` (coincident ends give a zero correction, not NaN).
+length-4 inner axis costs many times a strided per-component product. So one factor per
+constraint, its mass share folded in (``c0 - c1 / length`` with ``c0 = w / denom``, ``c1 =
+c0 * rest``), scales the difference vector by three strided products. Where both ends of
+every constraint have the same coefficients (equal masses; an end that never moves, a pin,
+is put back afterwards) the one scaled vector is added to the first ends and subtracted from
+the second; otherwise each end's is built by the same steps from its own coefficients, so a
+row gives the same bits on either path. numpy's NaN-aware ``maximum`` is slower than a plain
+pass, so a limiter's ``max(factor, 0)`` is ``factor + |factor|`` with halved coefficients,
+and the squared length gets ``+ tiny`` rather than ``max(tiny)`` (coincident ends give a
+zero correction, not NaN).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 TINY_LENGTH_SQUARED = np.float32(1e-18)
-ONE = np.float32(1.0)
 
 
 class Mode(IntEnum):
@@ -48,10 +50,12 @@ class ConstraintGroup:
     hard_stiffness: np.ndarray | None = None  # LIMITED_SPRING: stiffness beyond the limit
     period: int = 1  # solved on every ``period``-th substep, with ``period`` x the step
     phase: int = 0  # ... on the substeps whose index % period == phase
-    # filled by ``prepare``: mass shares replicated over the 4 columns, (+w_a, -w_b) / denom
-    gain4: np.ndarray = field(default_factory=lambda: np.empty((2, 0, 4), np.float32))
-    soft_share: np.ndarray | None = None  # LIMITED_SPRING: soft gain / gain4 per constraint
-    hard_share: np.ndarray | None = None  # LIMITED_SPRING: half the hard gain / gain4
+    # filled by ``prepare``: per constraint ``(c0, c1)`` (LIMITED_SPRING: the soft pair, then
+    # the hard pair, halved), float32 ``(k, g)`` when every row's ends have the same ...
+    coef: np.ndarray | None = None
+    coefs: np.ndarray | None = None  # ... else ``(2, k, g)``, the first ends' and the second's
+    fixed: np.ndarray | None = None  # ends (of the 2g) without coefficients beside one with
+    kept: np.ndarray | None = None  # their positions while the shared update moves them
     inv_mass: np.ndarray | None = None  # (N,) every point's inverse mass, shared by groups
 
     def inverse_masses(self) -> tuple[np.ndarray, np.ndarray]:
@@ -69,19 +73,38 @@ class ConstraintGroup:
         return int(self.rest.size)
 
     def prepare(self, dt: float) -> None:
-        """Gains for a substep of ``dt`` (``period`` x ``dt`` is this group's own step)."""
+        """Coefficients for a substep of ``dt`` (``period`` x ``dt`` is this group's step)."""
         span = dt * self.period
         inv_a, inv_b = self.inverse_masses()
         soft = _denominator(inv_a, inv_b, self.stiffness, span)
-        if self.hard_stiffness is None:
-            halved = 2.0 if self.mode == Mode.LIMITER else 1.0  # see solve_group
-            self.gain4 = _replicated_gains(inv_a, inv_b, soft * halved)
-            return
-        hard = _denominator(inv_a, inv_b, self.hard_stiffness, span)
-        reference = np.minimum(soft, hard)  # the larger gain carries the replicated factor
-        self.gain4 = _replicated_gains(inv_a, inv_b, reference)
-        self.soft_share = _share(reference, soft)
-        self.hard_share = _share(reference, hard) * np.float32(0.5)  # halved: see solve_group
+        scale = 0.5 if self.mode == Mode.LIMITER else 1.0  # halved: see solve_group
+        ends = [_coefficients(w, soft, scale, self.rest) for w in (inv_a, inv_b)]
+        if self.hard_stiffness is not None and self.limit is not None:
+            hard = _denominator(inv_a, inv_b, self.hard_stiffness, span)
+            ends = [
+                np.concatenate([c, _coefficients(w, hard, 0.5, self.limit)])
+                for c, w in zip(ends, (inv_a, inv_b), strict=True)
+            ]
+        a, b = ends
+        moves_a, moves_b = a.any(axis=0), b.any(axis=0)
+        fixed = np.flatnonzero(np.concatenate([~moves_a & moves_b, ~moves_b & moves_a]))
+        self.fixed = fixed if fixed.size else None
+        self.kept = np.empty(fixed.size, dtype=np.complex128) if fixed.size else None
+        if bool(np.all((a == b).all(axis=0) | ~moves_a | ~moves_b)):
+            self.coef, self.coefs = np.where(moves_a, a, b), None
+        else:
+            self.coef, self.coefs = None, np.stack([a, b])
+
+
+def _coefficients(
+    inv: np.ndarray, denom: np.ndarray, scale: float, target: np.ndarray
+) -> np.ndarray:
+    """``(c0, c1)`` of one end: ``scale * w / denom`` and that times ``target`` (0 where
+    undefined: a zero stiffness or a pinned end)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c0 = (scale * inv / denom).astype(np.float32)
+    c0[~np.isfinite(c0)] = 0.0
+    return np.stack([c0, c0 * target.astype(np.float32)])
 
 
 def _denominator(
@@ -91,19 +114,6 @@ def _denominator(
     with np.errstate(divide="ignore", over="ignore"):
         compliance = np.where(stiffness > 0, 1.0 / (stiffness * dt * dt), np.inf)
     return inv_a + inv_b + compliance
-
-
-def _replicated_gains(inv_a: np.ndarray, inv_b: np.ndarray, denom: np.ndarray) -> np.ndarray:
-    gains = np.stack([inv_a / denom, -inv_b / denom]).astype(np.float32)
-    gains[~np.isfinite(gains)] = 0.0
-    return np.ascontiguousarray(np.repeat(gains[:, :, None], 4, axis=2))
-
-
-def _share(reference: np.ndarray, denom: np.ndarray) -> np.ndarray:
-    """``gain / reference gain`` = ``reference denominator / denom``, 0 where undefined."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(np.isfinite(reference), reference / denom, 0.0)
-    return np.nan_to_num(share, nan=0.0, posinf=0.0).astype(np.float32)
 
 
 class PassBuffers:
@@ -116,7 +126,8 @@ class PassBuffers:
         self.length = np.empty(largest, dtype=np.float32)
         self.factor = np.empty(largest, dtype=np.float32)
         self.hard = np.empty(largest, dtype=np.float32)
-        self.step = np.empty((2, largest, 4), dtype=np.float32)
+        self.spare = np.empty(largest, dtype=np.float32)
+        self.step = np.zeros((2, largest, 4), dtype=np.float32)  # column 3 stays 0
 
     def views(self, size: int) -> GroupViews:
         return GroupViews(
@@ -126,6 +137,7 @@ class PassBuffers:
             length=self.length[:size],
             factor=self.factor[:size],
             hard=self.hard[:size],
+            spare=self.spare[:size],
             step=self.step[:, :size],
         )
 
@@ -138,6 +150,7 @@ class GroupViews:
     length: np.ndarray
     factor: np.ndarray
     hard: np.ndarray
+    spare: np.ndarray
     step: np.ndarray
 
 
@@ -163,35 +176,42 @@ def project(gathered: np.ndarray, g: ConstraintGroup, w: GroupViews) -> None:
     length += square[:, 2]
     length += TINY_LENGTH_SQUARED
     np.sqrt(length, out=length)
-    factor = w.factor  # the fraction of the difference vector to close: 1 - target / length
-    np.divide(g.rest, length, out=factor)
-    np.subtract(ONE, factor, out=factor)
-    if g.mode == Mode.LIMITER:  # max(factor, 0) doubled: the gains are halved for it
-        factor += np.abs(factor, out=length)
-    elif g.mode == Mode.LIMITED_SPRING:
-        _limited_factor(g, length, factor, w.hard)
-    for axis in range(3):
-        column = delta[:, axis]
-        np.multiply(column, factor, out=column)
-    ends += np.multiply(g.gain4, delta, out=w.step)
+    kept = None
+    if g.fixed is not None and g.kept is not None:
+        kept = gathered.take(g.fixed, out=g.kept, mode="clip")
+    if g.coef is not None:
+        factor = _factor(g.mode, g.coef, length, w)
+        for axis in range(3):
+            column = delta[:, axis]
+            np.multiply(column, factor, out=column)
+        ends[0] += delta
+        ends[1] -= delta
+    elif g.coefs is not None:
+        for end in range(2):
+            factor = _factor(g.mode, g.coefs[end], length, w)
+            step = w.step[end]
+            for axis in range(3):
+                np.multiply(delta[:, axis], factor, out=step[:, axis])
+        ends[0] += w.step[0]
+        ends[1] -= w.step[1]
+    if kept is not None:
+        gathered[g.fixed] = kept  # ends that never move, as the formula leaves them
 
 
-def _limited_factor(
-    g: ConstraintGroup, length: np.ndarray, factor: np.ndarray, hard: np.ndarray
-) -> None:
-    """A bend spring and a limiter on the same pair, both projected from the same start.
-
-    Soft factor scaled by its share, plus ``max(1 - limit / length, 0)`` scaled by the hard
-    share (stored halved, for ``x + |x|``). Beyond the limit the hard part closes nearly all
-    of the excess; the soft part adds its ~2% toward the rest length. Branch-free: a masked
-    update of the stretched few costs more numpy calls than these full-length products.
-    ``length`` is used as scratch.
-    """
-    if g.limit is None or g.soft_share is None or g.hard_share is None:
-        return
-    factor *= g.soft_share
-    np.divide(g.limit, length, out=hard)
-    np.subtract(ONE, hard, out=hard)
-    hard += np.abs(hard, out=length)
-    hard *= g.hard_share
-    factor += hard
+def _factor(mode: Mode, coef: np.ndarray, length: np.ndarray, w: GroupViews) -> np.ndarray:
+    """The fraction of the difference vector an end moves by: ``c0 - c1 / length`` (a
+    limiter's and a bend spring's hard part: that plus its absolute value, with halved
+    coefficients, i.e. twice ``max(., 0)``). A bend spring (LIMITED_SPRING) adds its soft
+    part toward the rest length and its hard part beyond the limit, both from the same
+    start: beyond the limit the hard part closes nearly all of the excess, the soft one adds
+    its ~2 %; branch-free, as a masked update of the stretched few costs more numpy calls."""
+    factor = np.divide(coef[1], length, out=w.factor)
+    np.subtract(coef[0], factor, out=factor)
+    if mode == Mode.LIMITER:
+        factor += np.abs(factor, out=w.spare)
+    elif mode == Mode.LIMITED_SPRING and coef.shape[0] == 4:
+        hard = np.divide(coef[3], length, out=w.hard)
+        np.subtract(coef[2], hard, out=hard)
+        hard += np.abs(hard, out=w.spare)
+        factor += hard
+    return factor

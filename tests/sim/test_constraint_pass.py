@@ -118,5 +118,51 @@ def test_period_two_uses_twice_the_step() -> None:
     step = (1 / (100.0 * (2 * DT) ** 2), 1 / (100.0 * DT**2))
     for g, compliance in ((twice, step[0]), (once, step[1])):
         expected = INV[0] / (INV[0] + INV[1] + compliance)
-        assert np.isclose(g.gain4[0, 0, 0], expected, rtol=1e-6)
-        assert (g.gain4[0, 0] == g.gain4[0, 0, 0]).all()
+        assert g.coefs is not None and g.coef is None  # unequal masses: each end its own
+        assert np.isclose(g.coefs[0, 0, 0], expected, rtol=1e-6)
+        assert np.isclose(g.coefs[1, 0, 0], INV[1] / (INV[0] + INV[1] + compliance), rtol=1e-6)
+        assert np.isclose(g.coefs[0, 1, 0], expected * 1.0, rtol=1e-6)  # times the rest length
+
+
+EQUAL = np.array([1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])  # one mass, point 2 pinned
+
+
+def _general(g: ConstraintGroup) -> ConstraintGroup:
+    """The same group on the path for unequal masses (each end's coefficients applied
+    alone)."""
+    assert g.coef is not None
+    other = ConstraintGroup(mode=g.mode, ends=g.ends, rest=g.rest, stiffness=g.stiffness)
+    other.__dict__.update({k: v for k, v in g.__dict__.items() if k not in ("coef", "coefs")})
+    pinned = np.stack([g.ends[: g.size] == 2, g.ends[g.size :] == 2])  # point 2: none
+    other.coef = None
+    other.coefs = np.where(pinned[:, None, :], np.float32(0), g.coef[None])
+    return other
+
+
+def test_equal_masses_take_the_symmetric_path_with_the_formula_and_the_same_bits() -> None:
+    # (2, 3) has the pin as its first end; every mode
+    pairs = [(0, 1), (2, 3), (5, 4)]
+    for mode, extra in (
+        (Mode.SPRING, {}),
+        (Mode.LIMITER, {}),
+        (Mode.LIMITED_SPRING, {"limit": np.array([1.2, 0.6, 0.8], np.float32),
+                               "hard_stiffness": np.full(3, 1e6)}),
+    ):  # fmt: skip
+        g = _group(mode, pairs, [1.0, 0.5, 0.3], [1e4, 1e6, 50.0], EQUAL, **extra)
+        assert g.coef is not None and g.coefs is None
+        assert g.fixed is not None and list(g.fixed) == [1]  # the pin, a first end
+        out = _solve(POINTS, g)
+        assert (out[2] == POINTS[2]).all()  # the pinned end put back exactly
+        assert np.array_equal(out, _solve(POINTS, _general(g)))
+        if mode == Mode.SPRING:
+            for (a, b), target, k in zip(pairs, [1.0, 0.5, 0.3], [1e4, 1e6, 50.0], strict=True):
+                ra, rb = _reference(POINTS, a, b, target, k, EQUAL[a], EQUAL[b])
+                assert np.allclose(out[a], ra, atol=1e-5) and np.allclose(out[b], rb, atol=1e-5)
+
+
+def test_a_pin_stays_put_even_when_its_partner_is_not_finite() -> None:
+    points = POINTS.copy()
+    points[3] = np.nan
+    g = _group(Mode.SPRING, [(2, 3)], [0.5], [1e6], EQUAL)
+    out = _solve(points, g)
+    assert (out[2] == POINTS[2]).all()
