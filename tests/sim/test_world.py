@@ -17,7 +17,7 @@ from addon.sim import (
 )
 from addon.sim.mesh_collider import MeshCollider
 from addon.sim.world import ObjectFrame, World
-from addon.sim.xpbd_merge import reach_box
+from addon.sim.xpbd_merge import points_box, reach_box
 
 from .grids import quad_grid
 
@@ -163,6 +163,21 @@ def test_reach_box_holds_a_surface_at_both_poses_grown_by_its_reach() -> None:
     assert np.all(box[0] <= low) and np.all(box[0] > low - 1e-3)
     assert np.all(box[1] >= high) and np.all(box[1] < high + 1e-3)
     assert reach_box((surface, FLOOR), margin=0.01) is None  # a plane reaches everywhere
+
+
+def test_points_box_is_the_box_of_both_states_and_propagates_a_nan() -> None:
+    rng = np.random.default_rng(3)
+    for n in (5, 64, 200):  # fewer than a row of 64, exactly one, and a tail
+        pos = np.zeros((n, 4), np.float32)
+        prev = np.zeros((n, 4), np.float32)
+        pos[:, :3] = rng.normal(0.0, 2.0, (n, 3))
+        prev[:, :3] = rng.normal(0.5, 2.0, (n, 3))
+        both = np.concatenate([pos[:, :3], prev[:, :3]]).astype(np.float64)
+        for work in (None, np.empty_like(pos)):
+            box = points_box(pos, prev, work)
+            assert np.array_equal(box, np.array([both.min(0), both.max(0)]))
+        prev[n // 2, 1] = np.nan
+        assert np.isnan(points_box(pos, prev, np.empty_like(pos))[:, 1]).all()
 
 
 def test_the_batch_begins_its_members_frames_at_once_as_each_would() -> None:
