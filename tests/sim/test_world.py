@@ -85,6 +85,31 @@ def test_world_equals_each_object_alone() -> None:
     assert moved > 0.3
 
 
+def test_an_object_of_unequal_masses_merged_with_even_ones_still_equals_each_alone() -> None:
+    """Merged groups then hold rows of both kinds and take the per-end path, which must give
+    an even-mass row the same bits as the shared-vector path its object takes alone."""
+    uneven = _cloth(9, 0.5, 2.0, (0, 8))
+    masses = np.linspace(0.1, 0.6, uneven.point_count)
+    masses[[0, 8]] = 0.0
+    uneven = ClothModel(
+        uneven.rest_positions, masses, uneven.springs, uneven.kinds,
+        face_sizes=uneven.face_sizes, face_corners=uneven.face_corners,
+    )  # fmt: skip
+    scene = [(_cloth(10, 0.5, 0.0, (0, 9)), SimSettings.cloth()), (uneven, SimSettings.cloth())]
+    alone = [Simulator(m, s) for m, s in scene]
+    world = World([Simulator(m, s) for m, s in scene])
+    for frame in range(20):
+        together = world.step([ObjectFrame(colliders=(FLOOR,))] * 2)
+        for sim, result in zip(alone, together, strict=True):
+            assert np.array_equal(sim.step(colliders=(FLOOR,)), result)
+        if frame == 0:  # the coefficients are set at the first substep
+            merged = world._batches[0].solver.groups if world._batches else []
+            assert any(g.coefs is not None for g in merged)  # some merged group is per end
+            assert all(g.coef is not None for g in alone[0].solver.groups)  # the even one
+    moved = np.linalg.norm(together[1] - uneven.rest_positions, axis=1).max()
+    assert moved > 0.1
+
+
 def test_per_object_state_calls_and_setting_changes_stay_per_object() -> None:
     scene = _scene()[:3]
     alone = [Simulator(m, s) for m, s in scene]
