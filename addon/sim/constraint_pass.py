@@ -77,7 +77,7 @@ class ConstraintGroup:
         span = dt * self.period
         inv_a, inv_b = self.inverse_masses()
         soft = _denominator(inv_a, inv_b, self.stiffness, span)
-        scale = 0.5 if self.mode == Mode.LIMITER else 1.0  # halved: see solve_group
+        scale = 0.5 if self.mode == Mode.LIMITER else 1.0  # halved: see _factor
         ends = [_coefficients(w, soft, scale, self.rest) for w in (inv_a, inv_b)]
         if self.hard_stiffness is not None and self.limit is not None:
             hard = _denominator(inv_a, inv_b, self.hard_stiffness, span)
@@ -209,7 +209,7 @@ def _factor(mode: Mode, coef: np.ndarray, length: np.ndarray, w: GroupViews) -> 
     np.subtract(coef[0], factor, out=factor)
     if mode == Mode.LIMITER:
         factor += np.abs(factor, out=w.spare)
-    elif mode == Mode.LIMITED_SPRING and coef.shape[0] == 4:
+    elif mode == Mode.LIMITED_SPRING and coef.shape[0] == 4:  # the hard pair follows
         hard = np.divide(coef[3], length, out=w.hard)
         np.subtract(coef[2], hard, out=hard)
         hard += np.abs(hard, out=w.spare)
