@@ -10,7 +10,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from bpy_extras.io_utils import ExportHelper, orientation_helper
 
 from ..addon.scene.export.exporter import export_scene
-from ..addon.scene.export.options import ExportOptions
+from ..addon.scene.export.plan.options import ExportOptions
 from ..addon.xfile import XFileError
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from bpy.props import CollectionProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..addon.scene.morph.shape_key_import import add_meshes_as_shape_keys
-from ..addon.xfile import XFileError, read
+from ..addon.xfile import XFileError, read, scene_of
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -21,11 +21,9 @@ if TYPE_CHECKING:
     from ..addon.xfile.views.model import SceneData
 
 
-def scene_of(path: Path) -> SceneData:
-    """The typed views of one file (the importer's way of getting them)."""
-    from ..addon.scene.importer import scene_data_of
-
-    return scene_data_of(read(str(path)))
+def scene_of_file(path: Path) -> SceneData:
+    """The typed views of one file."""
+    return scene_of(read(str(path)))
 
 
 # The importer's axis defaults, so keys line up with meshes it imported.
@@ -79,7 +77,7 @@ class XOF_OT_shape_keys_from_x(bpy.types.Operator, ImportHelper):  # type: ignor
         failed: list[str] = []
         for path in self._paths():
             try:
-                data = scene_of(path)
+                data = scene_of_file(path)
             except (OSError, XFileError) as error:
                 failed.append(str(error) if path.name in str(error) else f"{path.name}: {error}")
                 continue

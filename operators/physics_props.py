@@ -20,7 +20,7 @@ from bpy.props import (
 
 from ..addon.scene.cloth import switch as cloth_switch
 from ..addon.scene.cloth.data import MASS_GROUP
-from ..addon.sim.settings import SimSettings
+from ..addon.sim import SimSettings
 
 
 def _changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:

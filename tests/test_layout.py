@@ -45,10 +45,7 @@ SCENE_WITHOUT_BPY = (
     "morph.plan",
     "cloth.cache",
     "cloth.playback",
-    "export.key_reduction",
-    "export.part_keys",
-    "export.names",
-    "export.options",
+    "export.plan",
 )
 
 
@@ -201,7 +198,8 @@ def test_the_cycle_check_finds_a_cycle():
 @pytest.mark.parametrize(
     "start",
     [n for n in GRAPH if n.startswith((f"{PACKAGE}.addon.xfile", f"{PACKAGE}.addon.sim"))]
-    + [f"{PACKAGE}.addon.scene.{m}" for m in SCENE_WITHOUT_BPY],
+    + [f"{PACKAGE}.addon.scene.{m}" for m in SCENE_WITHOUT_BPY]
+    + [n for n in GRAPH if n.startswith(f"{PACKAGE}.addon.scene.export.plan.")],
 )
 def test_no_bpy_even_indirectly(start: str):
     assert start in GRAPH
@@ -240,3 +238,90 @@ def test_lint_does_not_depend_on_the_folder_name(tmp_path: Path):
         results.append(_ruff(folder))
     assert results[0] == results[1]
     assert results[0] == (0, "All checks passed!\n")
+
+
+# --- the rooms ------------------------------------------------------------------------------
+
+SIM = f"{PACKAGE}.addon.sim"
+#: the solver's concern folders; ``many/`` (helper processes, the World) sits above them
+SIM_CONCERNS = ("mesh", "xpbd", "classic", "collide", "self_collide")
+MAX_MODULES_A_FOLDER = 15
+
+
+def _edges(kinds: tuple[str, ...] = ("runtime", "lazy", "typing")) -> dict[str, set[str]]:
+    return {n: set().union(*(getattr(m, k) for k in kinds)) for n, m in GRAPH.items()}
+
+
+def _room(name: str) -> str | None:
+    """The sim subpackage a module sits in (None for the package's top modules)."""
+    rest = name.removeprefix(f"{SIM}.").split(".")
+    if not name.startswith(f"{SIM}.") or len(rest) < 2:
+        return None
+    return rest[0]
+
+
+def test_no_folder_holds_more_than_fifteen_modules():
+    crowded = {}
+    for folder in [ROOT / "operators", *(p for p in (ROOT / "addon").rglob("*") if p.is_dir())]:
+        count = len([p for p in folder.glob("*.py")])
+        if count > MAX_MODULES_A_FOLDER:
+            crowded[str(folder.relative_to(ROOT))] = count
+    assert crowded == {}
+
+
+def test_no_import_cycle_even_through_lazy_imports():
+    assert cycles(_edges(("runtime", "lazy"))) == []
+
+
+def test_the_sim_rooms_import_each_other_without_a_cycle():
+    rooms: dict[str, set[str]] = {}
+    for name, targets in _edges().items():
+        here = _room(name)
+        if here is not None:
+            rooms.setdefault(here, set()).update(
+                r for r in map(_room, targets) if r is not None and r != here
+            )
+    assert set(SIM_CONCERNS) | {"many"} <= set(rooms)
+    assert cycles(rooms) == []
+
+
+@pytest.mark.parametrize("concern", SIM_CONCERNS)
+def test_no_solver_concern_imports_the_many_room(concern: str):
+    inside = [n for n in GRAPH if n.startswith(f"{SIM}.{concern}")]
+    assert inside
+    reaching = {n: sorted(t for t in _edges()[n] if t.startswith(f"{SIM}.many")) for n in inside}
+    assert {n: t for n, t in reaching.items() if t} == {}
+
+
+def test_scene_and_operators_reach_sim_only_through_its_door():
+    outside = [n for n in GRAPH if n.startswith((f"{PACKAGE}.addon.scene", f"{PACKAGE}.operators"))]
+    through = {
+        n: sorted(t for t in _edges()[n] if t.startswith(f"{SIM}.")) for n in outside
+    }  # fmt: skip
+    assert {n: t for n, t in through.items() if t} == {}
+
+
+def test_no_ctypes_under_scene():
+    using = sorted(
+        n
+        for n, m in GRAPH.items()
+        if n.startswith(f"{PACKAGE}.addon.scene") and "ctypes" in m.external
+    )
+    assert using == []
+
+
+def test_importing_sim_starts_nothing_and_installs_no_hook():
+    """No helper, thread or exit / fork hook until a helper process is actually started."""
+    probe = (
+        "import atexit, os, threading\n"
+        "before = atexit._ncallbacks()\n"
+        "import addon.sim, addon.sim.many.parallel as parallel\n"
+        "assert atexit._ncallbacks() == before, 'an exit hook'\n"
+        "assert threading.active_count() == 1, 'a thread'\n"
+        "assert parallel.running() == 0 and not parallel._HOOKS, 'a helper or a fork hook'\n"
+        "print('quiet')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.stdout.strip() == "quiet", run.stderr

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import bpy
 
-from ..xfile import read
+from ..xfile import read, scene_of
 from ..xfile.errors import printable
 from ..xfile.views.materials import material_data
 from ..xfile.views.model import MeshData, SceneData
@@ -27,7 +27,6 @@ from .imp.context import (
     BuildStep,
     ImportOptions,
     ImportResult,
-    scene_data_of,
 )
 from .imp.extras import EXTRAS_STEP
 from .imp.frames import HierarchyBuilder
@@ -158,7 +157,7 @@ def import_files(
                 if document.names_encoding != "utf-8":
                     name, encoding = printable(Path(shown).name), document.names_encoding
                     result.notes.append(f"{name}: names read as {encoding}")
-                scene = scene_data_of(document)
+                scene = scene_of(document)
                 total = len(scene.all_meshes()) + len(STEPS) + 1
                 progress = Progress(total, f"xof {printable(Path(shown).name)}")
                 result.files.append(shown)

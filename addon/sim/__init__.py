@@ -78,16 +78,21 @@ object; the XPBD ones sharing a substep length are solved in one merged pass, ea
 getting exactly what stepping it alone gives. ``update_settings(i, settings)``.
 """
 
-from .colliders import Plane, Sphere
-from .mesh_collider import MeshCollider
+from .collide.colliders import Collider, Plane, Sphere
+from .collide.mesh_collider import MeshCollider
+from .many.parallel import shutdown as shutdown_helpers
+from .many.world import ObjectFrame, World
+from .mesh.affine import affine_inverse, transform_points
+from .mesh.springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
 from .model import ClothModel, SpringKind
 from .settings import SimSettings
 from .simulator import Simulator
-from .springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
-from .world import ObjectFrame, World
+from .xpbd.build import BUILD_STAGES
 
 __all__ = [
+    "BUILD_STAGES",
     "ClothModel",
+    "Collider",
     "MeshCollider",
     "ObjectFrame",
     "Plane",
@@ -96,9 +101,12 @@ __all__ = [
     "Sphere",
     "SpringKind",
     "World",
+    "affine_inverse",
     "bend_springs",
     "face_edges",
     "merge_springs",
     "merge_with_kinds",
     "shear_springs",
+    "shutdown_helpers",
+    "transform_points",
 ]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .mesh.rows import squared_lengths
 from .model import ClothModel, SpringKind, rows_of
-from .rows import squared_lengths
 
 
 def _finite(rows: np.ndarray) -> bool:

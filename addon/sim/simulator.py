@@ -15,16 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .colliders import Collider, begin_substep
+from .classic.solver import ClassicSolver
+from .collide.colliders import Collider, begin_substep
 from .guard import ExplosionGuard
 from .model import ClothModel
 from .rigid_carry import best_rigid_transform, carry, jump_too_far
-from .self_collision import self_collision_for
+from .self_collide.self_collision import self_collision_for
 from .settings import SimSettings
 from .soft_body import pull_toward, substep_fraction, transformed
-from .solver_classic import ClassicSolver
-from .solver_xpbd import XpbdSolver
-from .xpbd_build import Report
+from .xpbd.build import Report
+from .xpbd.solver import XpbdSolver
 
 MAX_WARNINGS = 50
 
@@ -89,6 +89,12 @@ class Simulator:
         self.pinned_ids = np.flatnonzero(model.pinned)
         self.recoveries = 0
         self.reset()
+
+    @property
+    def merges(self) -> bool:
+        """Whether a ``World`` solves it in one merged pass with others (XPBD); a classic
+        solver steps alone."""
+        return isinstance(self.solver, XpbdSolver)
 
     def update_settings(self, settings: SimSettings) -> None:
         """Use ``settings`` from the next step on, keeping the state. Values (stiffness,

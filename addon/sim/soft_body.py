@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .affine import transform_points
+from .mesh.affine import transform_points
 
 
 def substep_fraction(shape_stiffness: float, substeps: int, time_scale: float = 1.0) -> float:

@@ -4,7 +4,7 @@
     doc = read("model.x")                       # or read(b"xof 0303txt 0032 ...")
     doc = read("model.x", encoding="shift_jis")  # names written by a Japanese exporter
     doc.names_encoding                          # the encoding used: utf-8, shift_jis, cp1252
-    scene = doc.scene()                         # typed views (views.scene_of(doc))
+    scene = scene_of(doc)                       # typed views, built once per document
     strict.check("model.x").departures          # where D3D's own parser would refuse it
 
 ``encoding`` is the encoding of names and strings inside the file: ``"auto"`` (default;
@@ -16,10 +16,11 @@ Anything else is a ``ValueError``.
 
 from __future__ import annotations
 
-from .codepages import ENCODING_CHOICES, ENCODINGS
 from .document import Ragged, XDocument, XObject, XReference
 from .errors import XFileError
 from .reader import read_document  # at load: Blender compiles sources (no .pyc) on first use
+from .scan.codepages import ENCODING_CHOICES, ENCODINGS
+from .views import scene_of
 
 __all__ = [
     "ENCODINGS",
@@ -30,6 +31,7 @@ __all__ = [
     "XObject",
     "XReference",
     "read",
+    "scene_of",
 ]
 
 

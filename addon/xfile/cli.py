@@ -19,16 +19,16 @@ import json
 import sys
 from typing import Any
 
-from . import read
-from .codepages import ENCODINGS
+from . import read, scene_of
 from .document import XDocument
 from .errors import XFileError, shown_path
 from .names import is_word
+from .scan.codepages import ENCODINGS
 
 
 def summary(doc: XDocument) -> dict[str, Any]:
     """The JSON contract: format, version, float_bits, objects per template, meshes."""
-    scene = doc.scene()
+    scene = scene_of(doc)
     meshes = []
     for obj in doc.walk():
         if not is_word(obj.template, "mesh"):
@@ -61,7 +61,7 @@ def summary(doc: XDocument) -> dict[str, Any]:
 
 def all_warnings(doc: XDocument) -> list[str]:
     """The reader's warnings and the typed views' (per mesh), as the importer reports them."""
-    scene = doc.scene()
+    scene = scene_of(doc)
     return (
         doc.warnings
         + scene.warnings

@@ -22,15 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 import numpy as np
 
-from .tokens import place_text
-
-if TYPE_CHECKING:  # the views import this module; at run time scene() imports them lazily
-    from .views.model import SceneData
+from .scan.tokens import place_text
 
 
 @dataclass(eq=False)
@@ -126,13 +123,9 @@ class XDocument:
     unresolved: list[XReference] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     names_encoding: str = "utf-8"  # of names and strings: utf-8, shift_jis or cp1252
-    _scene: SceneData | None = field(default=None, init=False, repr=False, compare=False)
-
-    def scene(self) -> SceneData:
-        """The typed views, built once and cached: ``views.scene_of(self)``."""
-        from .views import scene_of
-
-        return scene_of(self)
+    # what ``views.scene_of`` built of this document, kept with it (the views import this
+    # module, never the other way)
+    views_cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def top(self, template: str | None = None) -> Iterator[XObject]:
         """Top-level data objects (references followed), optionally of one template."""

@@ -13,8 +13,8 @@ import numpy as np
 
 from .document import XObject, XReference
 from .errors import XFileError, printable
+from .scan.tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
 from .templates import FLOAT, INT, STR, Layout, MemberPlan, TemplateTable, parse_template
-from .tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
 from .values import ValueStream
 
 MAX_DEPTH = 256

@@ -7,18 +7,18 @@ import struct
 from collections.abc import Callable
 
 from .allocation import small_pages
-from .binary_tokens import BinaryTokens
-from .codepages import NameDecoder
-from .container import HEADER_SIZE, open_container
+from .container.header import HEADER_SIZE, open_container
+from .container.source import read_file
 from .document import XDocument
 from .errors import XFileError
 from .parser import Parser
 from .references import resolve_references
-from .source import read_file
+from .scan.binary_tokens import BinaryTokens
+from .scan.codepages import NameDecoder
+from .scan.text_tokens import TextTokens
+from .scan.tokens import TokenSource
 from .standard_templates import standard_templates
 from .templates import TemplateTable
-from .text_tokens import TextTokens
-from .tokens import TokenSource
 
 
 def path_of(source: object) -> str | None:

@@ -142,9 +142,9 @@ def standard_templates() -> dict:
     """Name -> Template for the built-in set, parsed once by our own template parser."""
     global _cache
     if _cache is None:
+        from .scan.text_tokens import TextTokens
+        from .scan.tokens import EOF, TEMPLATE
         from .templates import parse_template
-        from .text_tokens import TextTokens
-        from .tokens import EOF, TEMPLATE
 
         data = STANDARD.encode("ascii")
         tokens = TextTokens(data, 0, "<built-in templates>")

@@ -25,16 +25,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .binary_tokens import T_INTEGER, BinaryTokens
-from .codepages import NameDecoder
 from .document import XDocument
 from .errors import printable
 from .names import fold
 from .parser import Parser
+from .scan.binary_tokens import T_INTEGER, BinaryTokens
+from .scan.codepages import NameDecoder
+from .scan.text_tokens import TextTokens
+from .scan.tokens import NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
 from .standard_templates import standard_templates
 from .templates import PRIMITIVES
-from .text_tokens import TextTokens
-from .tokens import NUMBERS, PUNCT, STRING, TEMPLATE, Token, TokenSource
 from .writer.declarations import microsoft_standard
 
 VERSIONS = ("0302", "0303")

@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import XFileError
 from .names import fold, is_word
-from .tokens import NAME, NUMBERS, PUNCT, TokenSource, describe, place_text
+from .scan.tokens import NAME, NUMBERS, PUNCT, TokenSource, describe, place_text
 
 INT_TYPES = frozenset({"WORD", "DWORD", "CHAR", "UCHAR", "BYTE", "SWORD", "SDWORD", "ULONGLONG"})
 FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE"})

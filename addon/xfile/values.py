@@ -12,7 +12,7 @@ from collections import deque
 import numpy as np
 
 from .document import Ragged
-from .tokens import NUMBERS, PUNCT, STRING, TokenSource, describe
+from .scan.tokens import NUMBERS, PUNCT, STRING, TokenSource, describe
 
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_I = np.zeros(0, dtype=np.int64)

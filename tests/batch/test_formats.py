@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from addon.batch import cli
-from addon.xfile import read
+from addon.xfile import read, scene_of
 
 from .batch_fixtures import glb_json, validate, write_library
 
@@ -84,7 +84,7 @@ def test_x_writes_text_with_the_texture_beside_it(library: Path, tmp_path: Path)
     out = tmp_path / "out"
     assert (out / "crate.png").is_file()
     assert (out / "character.x").read_bytes().startswith(b"xof 0303txt")
-    scene = read(out / "character.x").scene()
+    scene = scene_of(read(out / "character.x"))
     assert sorted(len(m.positions) for m in scene.all_meshes()) == [3, 3, 52]
     assert sorted(a.name for a in scene.animation_sets) == ["Walk", "Wave"]
     assert 'TextureFilename {\n"crate.png";' in (out / "crate.x").read_text()
@@ -109,6 +109,6 @@ def test_x_in_compressed_binary_with_64_bit_floats(library: Path, tmp_path: Path
              "--x-format", "bzip", "--x-float-bits", "64")  # fmt: skip
     path = tmp_path / "out" / "character.x"
     assert path.read_bytes()[:16] == b"xof 0303bzip0064"
-    scene = read(path).scene()
+    scene = scene_of(read(path))
     assert sorted(len(m.positions) for m in scene.all_meshes()) == [3, 3, 52]
     assert sorted(a.name for a in scene.animation_sets) == ["Walk", "Wave"]

@@ -71,11 +71,11 @@ def binary_file(keys_per_track: int) -> bytes:
 TIMER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from addon.xfile import read
+from addon.xfile import read, scene_of
 data = open(sys.argv[2], "rb").read()
 best = 1e9
 for _ in range(int(sys.argv[3])):
-    t = time.perf_counter(); doc = read(data); scene = doc.scene()
+    t = time.perf_counter(); doc = read(data); scene = scene_of(doc)
     best = min(best, time.perf_counter() - t)
 keys = sum(len(t.times) for s in scene.animation_sets for a in s.animations for t in a.tracks)
 print(best, keys)

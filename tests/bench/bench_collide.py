@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from addon.sim import ClothModel, Plane, SimSettings, Simulator, Sphere  # noqa: E402
-from addon.sim.mesh_collider import MeshCollider  # noqa: E402
-from addon.sim.springs import (  # noqa: E402
+from addon.sim.collide.mesh_collider import MeshCollider  # noqa: E402
+from addon.sim.mesh.springs import (  # noqa: E402
     bend_springs,
     face_edges,
     merge_with_kinds,

@@ -94,7 +94,7 @@ def main() -> int:
     _package(args.before)
     import bpy
     from xof.addon.scene.export.exporter import export_scene
-    from xof.addon.scene.export.options import ExportOptions
+    from xof.addon.scene.export.plan.options import ExportOptions
     from xof.addon.scene.importer import import_files
 
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -121,7 +121,7 @@ def main() -> int:
     }
     if args.before:
         from xof_before.addon.scene.export.exporter import export_scene as old_export
-        from xof_before.addon.scene.export.options import ExportOptions as OldOptions
+        from xof_before.addon.scene.export.plan.options import ExportOptions as OldOptions
 
         for fmt in ("txt", "bin", "bzip"):
             exporters[f"old {fmt}"] = lambda f=fmt: old_export(  # type: ignore[misc]

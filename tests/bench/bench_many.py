@@ -38,8 +38,8 @@ from addon.sim import (  # noqa: E402
     merge_with_kinds,
     shear_springs,
 )
-from addon.sim.mesh_collider import MeshCollider  # noqa: E402
-from addon.sim.world import ObjectFrame, World  # noqa: E402
+from addon.sim.collide.mesh_collider import MeshCollider  # noqa: E402
+from addon.sim.many.world import ObjectFrame, World  # noqa: E402
 from tests.sim.grids import quad_grid  # noqa: E402
 
 FLOOR = (Plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),)

@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from addon.xfile.numbers import scan_numbers
+from addon.xfile.scan.numbers import scan_numbers
 
 
 def grid_run(side: int, seed: int = 1, style: str = "f") -> bytes:

@@ -23,7 +23,7 @@ import atheris
 with atheris.instrument_imports():  # read() imports its modules lazily: import them here
     import addon.xfile.reader
     import addon.xfile.views.scene  # noqa: F401
-    from addon.xfile import XFileError, read
+    from addon.xfile import XFileError, read, scene_of
 
 from tests.fuzz.encodings import split_file
 from tests.fuzz.harness import TIME_LIMIT
@@ -37,7 +37,7 @@ def test_one_input(data: bytes) -> None:
     start = time.perf_counter()
     try:
         doc = read(data)
-        doc.scene()
+        scene_of(doc)
     except XFileError:
         pass
     if time.perf_counter() - start > TIME_LIMIT:

@@ -14,7 +14,7 @@ import traceback
 import tracemalloc
 from dataclasses import dataclass
 
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 
 TIME_LIMIT = 1.0  # seconds per input
 MEMORY_FACTOR = 10  # peak bytes per byte of input ...
@@ -60,7 +60,7 @@ def read_all(data: bytes) -> str:
     try:
         doc = read(data)
         doc.count_by_template()
-        doc.scene()
+        scene_of(doc)
     except XFileError as exc:
         return "error:" + exc.reason[:80]
     return "ok"

@@ -11,7 +11,7 @@ import tracemalloc
 
 import pytest
 
-from addon.xfile.numbers import scan_numbers
+from addon.xfile.scan.numbers import scan_numbers
 
 
 @pytest.mark.parametrize("unit", [b"0,", b"1.5;", b"-123.456789,"])

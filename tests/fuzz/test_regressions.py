@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 
 HEAD = b"xof 0303txt 0032\n"
 
@@ -34,7 +34,7 @@ def test_a_chain_of_64_templates_still_reads() -> None:
 def test_a_frame_referencing_its_ancestor_builds_once() -> None:
     """RecursionError in the scene view: a reference cycle between frames."""
     doc = read(HEAD + b"Frame A { Frame B { { A } } }\n")
-    scene = doc.scene()
+    scene = scene_of(doc)
     assert [f.name for f in scene.frames] == ["A"]
     assert [c.name for c in scene.frames[0].children] == ["B"]
     assert scene.frames[0].children[0].children == []
@@ -44,7 +44,7 @@ def test_a_frame_referencing_its_ancestor_builds_once() -> None:
 def test_frames_referenced_many_times_are_built_once() -> None:
     """2**30 frame builds: each frame referencing the next one twice."""
     chain = b"".join(b"Frame F%d { { F%d } { F%d } }\n" % (k, k + 1, k + 1) for k in range(30))
-    scene = read(HEAD + chain + b"Frame F30 { }\n").scene()
+    scene = scene_of(read(HEAD + chain + b"Frame F30 { }\n"))
     count, stack = 0, list(scene.frames)
     while stack:
         frame = stack.pop()
@@ -60,7 +60,7 @@ def test_morph_set_with_keys_that_are_not_records_is_a_warning() -> None:
         b" DWORD n; array STRING names[n]; }\n"
         b'MorphAnimationSet M { 2; "a", "b"; }\n'
     )
-    scene = read(text).scene()
+    scene = scene_of(read(text))
     assert scene.morph_sets == []
     assert any("MorphAnimationSet ignored" in w for w in scene.warnings)
 
@@ -72,7 +72,7 @@ def test_nan_vertex_colour_index_is_out_of_range_not_a_cast_warning() -> None:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        mesh = read(text).scene().meshes[0]
+        mesh = scene_of(read(text)).meshes[0]
     assert mesh.colors is not None
     np.testing.assert_array_equal(mesh.colors[1], [0, 1, 0, 1])
     np.testing.assert_array_equal(mesh.colors[0], [1, 1, 1, 1])
@@ -85,7 +85,7 @@ def test_infinite_animation_option_is_a_warning_not_an_overflow() -> None:
         b" FLOAT openclosed; FLOAT positionquality; }\n"
         b"AnimationSet S { Animation A { AnimationOptions { 1.#INF00; 0; } } }\n"
     )
-    scene = read(text).scene()
+    scene = scene_of(read(text))
     assert scene.animation_sets == []
     assert any("AnimationSet ignored" in w for w in scene.warnings)
 

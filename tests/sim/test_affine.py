@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.affine import affine_inverse, transform_points
+from addon.sim.mesh.affine import affine_inverse, transform_points
 
 
 def test_inverse_of_random_affine_matrices():

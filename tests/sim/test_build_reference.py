@@ -23,11 +23,11 @@ from addon.sim import (
     merge_with_kinds,
     shear_springs,
 )
-from addon.sim.constraint_pass import Mode
-from addon.sim.limiters import MAX_NEIGHBOURS, STRAIGHT_COSINE, TURN_COSINE, limiter_levels
+from addon.sim.mesh.neighbours import COLUMN_MAX_DEGREE
 from addon.sim.model import SpringKind
-from addon.sim.neighbours import COLUMN_MAX_DEGREE
-from addon.sim.xpbd_build import limiter_level_count
+from addon.sim.xpbd.build import limiter_level_count
+from addon.sim.xpbd.constraint_pass import Mode
+from addon.sim.xpbd.limiters import MAX_NEIGHBOURS, STRAIGHT_COSINE, TURN_COSINE, limiter_levels
 
 from .grids import quad_grid, triangle_fan
 
@@ -364,7 +364,7 @@ def test_solver_groups_cover_every_constraint_once_and_share_no_point(name: str)
 
 
 def test_a_pair_given_twice_takes_its_limit_on_the_first_spring_only_if_bend() -> None:
-    from addon.sim.xpbd_build import limiter_sets
+    from addon.sim.xpbd.build import limiter_sets
 
     positions, sizes, corners = quad_grid(5, 5, 4.0)  # 1 m springs
     edges = face_edges(sizes, corners)
@@ -397,7 +397,7 @@ def test_limiters_between_two_pins_are_dropped(pins: list[int], monkeypatch) -> 
     # a few pins (found by bisection) or many (every pair tested): the chains, less the
     # pairs springs already join and those between two pins
     from addon.sim import xpbd_build
-    from addon.sim.xpbd_build import FEW_PINS, limiter_sets
+    from addon.sim.xpbd.build import FEW_PINS, limiter_sets
 
     monkeypatch.setattr(xpbd_build, "COARSE_SPAN_SHARE", 1.0)  # all 3 levels on 8 springs
 

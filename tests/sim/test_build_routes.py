@@ -13,11 +13,11 @@ import pytest
 
 from addon.sim import SimSettings, Simulator, limiter_chains, work_state
 from addon.sim import tethers as tethers_module
-from addon.sim.limiters import limiter_levels
-from addon.sim.model import ClothModel
-from addon.sim.springs import (
+from addon.sim.mesh.springs import (
     face_edges,
 )
+from addon.sim.model import ClothModel
+from addon.sim.xpbd.limiters import limiter_levels
 
 from .grids import quad_grid
 from .test_build_reference import Mesh, _jittered, _springs

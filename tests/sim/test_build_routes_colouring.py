@@ -8,11 +8,11 @@ import pytest
 
 from addon.sim import coloring
 from addon.sim import tethers as tethers_module
-from addon.sim.coloring import colour_groups, reversed_bits, stride_colours
-from addon.sim.springs import (
+from addon.sim.mesh.springs import (
     bend_springs,
     face_edges,
 )
+from addon.sim.xpbd.coloring import colour_groups, reversed_bits, stride_colours
 
 from .grids import quad_grid
 from .test_build_reference import MESHES

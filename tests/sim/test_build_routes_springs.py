@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from addon.sim import springs as springs_module
-from addon.sim.model import LENGTH_CHUNK, ClothModel, SpringKind, _lengths
-from addon.sim.neighbours import sort_keys, unique_keys
-from addon.sim.springs import (
+from addon.sim.mesh.neighbours import sort_keys, unique_keys
+from addon.sim.mesh.springs import (
     _without,
     bend_springs,
     face_edges,
     merge_with_kinds,
     shear_springs,
 )
-from addon.sim.xpbd_build import _not_bend
+from addon.sim.model import LENGTH_CHUNK, ClothModel, SpringKind, _lengths
+from addon.sim.xpbd.build import _not_bend
 
 from .grids import quad_grid
 from .test_build_reference import MESHES, Mesh, _capped_cylinder, _jittered

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.colliders import Plane, Sphere, resolve_positions, resolve_velocities
-from addon.sim.rows import put_columns, take_columns
-from addon.sim.solver_xpbd import XpbdSolver
+from addon.sim.collide.colliders import Plane, Sphere, resolve_positions, resolve_velocities
+from addon.sim.mesh.rows import put_columns, take_columns
+from addon.sim.xpbd.solver import XpbdSolver
 
 CENTRE = np.array([0.0, 0.0, 0.0])
 RADIUS, MARGIN, MU = 1.0, 0.01, 0.3

@@ -15,10 +15,10 @@ from addon.sim import (
     merge_with_kinds,
     shear_springs,
 )
-from addon.sim.coloring import colour_groups, stride_colours
-from addon.sim.constraint_pass import Mode
-from addon.sim.limiters import limiter_levels
-from addon.sim.xpbd_build import STRIDE_MIN_CONSTRAINTS
+from addon.sim.xpbd.build import STRIDE_MIN_CONSTRAINTS
+from addon.sim.xpbd.coloring import colour_groups, stride_colours
+from addon.sim.xpbd.constraint_pass import Mode
+from addon.sim.xpbd.limiters import limiter_levels
 from tests.sim.grids import quad_grid, triangle_fan
 
 

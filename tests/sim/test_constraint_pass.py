@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
-from addon.sim.solver_xpbd import XpbdSolver, as_complex
+from addon.sim.xpbd.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
+from addon.sim.xpbd.solver import XpbdSolver, as_complex
 
 DT = 0.01
 

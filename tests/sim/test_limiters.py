@@ -13,9 +13,9 @@ from addon.sim import (
     merge_with_kinds,
     xpbd_build,
 )
-from addon.sim.limiters import limiter_levels
-from addon.sim.springs import bend_springs, face_edges, shear_springs
-from addon.sim.xpbd_build import limiter_level_count
+from addon.sim.mesh.springs import bend_springs, face_edges, shear_springs
+from addon.sim.xpbd.build import limiter_level_count
+from addon.sim.xpbd.limiters import limiter_levels
 
 from .grids import quad_grid
 from .helpers import grid_model, structural_stretch

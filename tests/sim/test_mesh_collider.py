@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from addon.sim import ClothModel, SimSettings, Simulator
-from addon.sim.colliders import begin_substep, resolve_positions
-from addon.sim.mesh_collider import MeshCollider
-from addon.sim.solver_xpbd import XpbdSolver
+from addon.sim.collide.colliders import begin_substep, resolve_positions
+from addon.sim.collide.mesh_collider import MeshCollider
+from addon.sim.xpbd.solver import XpbdSolver
 
 from .helpers import grid_model
 from .meshes import icosphere
@@ -223,7 +223,7 @@ def _carried_run(monkeypatch: pytest.MonkeyPatch, tolerance: float) -> tuple[np.
     """A cloth draped on a sphere mesh that slides sideways 0.5 m/s as a whole: the end
     positions, how many times the broad phase ran and how many times its pairs were all
     dropped and found anew."""
-    import addon.sim.mesh_collider as mesh_collider
+    import addon.sim.collide.mesh_collider as mesh_collider
 
     monkeypatch.setattr(mesh_collider, "RIGID_TOLERANCE", tolerance)
     asked = [0, 0]
@@ -291,7 +291,7 @@ def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndar
     """A cloth draped on a sphere mesh that turns (1.5 rad/s about a tilted axis) while it
     slides: the end positions and how many points the broad phase was asked about.
     ``always``: every point's pairs are found again at every substep."""
-    from addon.sim.surface_pairs import AnchoredPairs
+    from addon.sim.collide.surface_pairs import AnchoredPairs
 
     if always:
         monkeypatch.setattr(
@@ -369,7 +369,7 @@ def test_a_floor_of_two_triangles_gives_what_the_broad_phase_gives(
 ) -> None:
     # a few-triangle surface pairs every near point with each triangle instead of searching:
     # the same cloth as through the broad phase
-    import addon.sim.mesh_collider as mesh_collider
+    import addon.sim.collide.mesh_collider as mesh_collider
 
     floor = np.array([[-3.0, -3.0, 0.0], [3.0, -3.0, 0.0], [3.0, 3.0, 0.0], [-3.0, 3.0, 0.0]])
     faces = np.array([[0, 1, 2], [0, 2, 3]])
@@ -426,7 +426,7 @@ def test_contacts_through_the_grid_are_those_of_every_pair(
 ) -> None:
     # the grid query (end points only for short paths, samples along long ones) and the
     # kept pairs give the contacts of pairing every point with every triangle
-    import addon.sim.mesh_collider as mesh_collider
+    import addon.sim.collide.mesh_collider as mesh_collider
 
     searched = _prescribed_contacts()
     monkeypatch.setattr(mesh_collider, "FEW_TRIANGLES", 10**9)
@@ -445,7 +445,7 @@ def _still_then_moving_contacts(
 ) -> tuple[list[tuple[np.ndarray, ...]], int]:
     """Contacts of points moving around an icosphere that stands still for frames, moves,
     stands still again (at its new place) and is posed with a copy of the same vertices."""
-    import addon.sim.mesh_collider as mesh_collider
+    import addon.sim.collide.mesh_collider as mesh_collider
 
     if not skip:
         monkeypatch.setattr(mesh_collider.MeshCollider, "_still_again", lambda *a: False)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from addon.sim import Plane, SimSettings, Simulator, Sphere, parallel
-from addon.sim.mesh_collider import MeshCollider
-from addon.sim.world import ObjectFrame, World
+from addon.sim.collide.mesh_collider import MeshCollider
+from addon.sim.many.world import ObjectFrame, World
 
 from .test_world import FLOOR_TRIANGLES, _cloth, _floor
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from addon.sim import Simulator, parallel
-from addon.sim.world import World
+from addon.sim.many.world import World
 
 from .test_parallel import _sheets
 
@@ -66,7 +66,7 @@ sys.path.insert(0, {links!r})
 sys.path.insert(0, {root!r})
 from bl_ext.user_default.xof.addon import sim
 from bl_ext.user_default.xof.addon.sim import parallel
-from bl_ext.user_default.xof.addon.sim.world import World
+from bl_ext.user_default.xof.addon.sim.many.world import World
 from tests.sim.grids import quad_grid
 def sheet(i):
     pos, sizes, corners = quad_grid(20, 20, 0.5, 1.0)

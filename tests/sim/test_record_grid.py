@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from addon.sim.record_grid import RecordGrid
+from addon.sim.collide.record_grid import RecordGrid
 
 
 def _brute(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:

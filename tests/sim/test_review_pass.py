@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from addon.sim import ClothModel, SimSettings, Simulator, face_edges
-from addon.sim.affine import affine_inverse
-from addon.sim.colliders import Plane, Scratch, Sphere, resolve_positions
-from addon.sim.coloring import MAX_TAIL_SPRINGS, colour_groups
-from addon.sim.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
+from addon.sim.collide.colliders import Plane, Scratch, Sphere, resolve_positions
 from addon.sim.guard import ExplosionGuard
-from addon.sim.solver_xpbd import XpbdSolver, as_complex
-from addon.sim.tethers import TetherSlot
-from addon.sim.work_state import PassPlan, pass_plans
+from addon.sim.mesh.affine import affine_inverse
+from addon.sim.xpbd.coloring import MAX_TAIL_SPRINGS, colour_groups
+from addon.sim.xpbd.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
+from addon.sim.xpbd.solver import XpbdSolver, as_complex
+from addon.sim.xpbd.tethers import TetherSlot
+from addon.sim.xpbd.work_state import PassPlan, pass_plans
 
 from .grids import quad_grid
 from .helpers import grid_model

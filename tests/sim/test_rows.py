@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim.rows import dot_rows, squared_lengths
+from addon.sim.mesh.rows import dot_rows, squared_lengths
 
 ROWS = np.array([[1.0, 2.0, 3.0, 0.0], [-4.0, 0.5, 2.0, 0.0]], dtype=np.float32)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from addon.sim import ClothModel, SimSettings, Simulator
-from addon.sim.self_collision import SelfCollision, cheapest_slack
-from addon.sim.solver_xpbd import XpbdSolver
-from addon.sim.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
+from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
+from addon.sim.self_collide.self_collision import SelfCollision, cheapest_slack
+from addon.sim.xpbd.solver import XpbdSolver
 
 from .grids import quad_grid
 from .meshes import grid_triangles, intersecting_pairs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.springs import (
+from addon.sim.mesh.springs import (
     bend_springs,
     face_edges,
     merge_springs,

@@ -19,7 +19,7 @@ from addon.sim import (
     merge_with_kinds,
     shear_springs,
 )
-from addon.sim.stability import largest_substep, point_rates
+from addon.sim.classic.stability import largest_substep, point_rates
 
 from .grids import quad_grid
 from .helpers import grid_model

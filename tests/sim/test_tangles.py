@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from addon.sim import ClothModel, SimSettings, Simulator
-from addon.sim.solver_xpbd import XpbdSolver
-from addon.sim.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
-from addon.sim.tangles import TangleFinder
+from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
+from addon.sim.self_collide.tangles import TangleFinder
+from addon.sim.xpbd.solver import XpbdSolver
 
 from .grids import quad_grid
 from .meshes import grid_triangles, intersecting_pairs

@@ -7,8 +7,9 @@ import time
 import numpy as np
 
 from addon.sim import SimSettings, Simulator
-from addon.sim.solver_xpbd import XpbdSolver
-from addon.sim.tethers import build_tethers, components
+from addon.sim.mesh.neighbours import components
+from addon.sim.xpbd.solver import XpbdSolver
+from addon.sim.xpbd.tethers import build_tethers
 
 from .helpers import grid_model
 
@@ -66,7 +67,7 @@ def test_slot_projection_is_the_plain_max_formula_bit_for_bit() -> None:
     """``TetherSlot.project`` takes ``max(f, 0)`` as ``h + |h|`` with ``h = f / 2``; it must
     give what ``p - (p - q) * max(1 - limit / |p - q|, 0)`` gives in float32, exactly,
     for points inside, on and beyond their limit (and a point on its anchor)."""
-    from addon.sim.tethers import TetherSlot
+    from addon.sim.xpbd.tethers import TetherSlot
 
     rng = np.random.default_rng(7)
     count = 5000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.broad_phase import box_pairs
-from addon.sim.triangle_geometry import closest_points, inside_triangle
+from addon.sim.collide.broad_phase import box_pairs
+from addon.sim.mesh.triangle_geometry import closest_points, inside_triangle
 
 
 def _segment_closest(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ def _count_colourings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("addon.sim.xpbd_build.colour_groups", counted)
+    monkeypatch.setattr("addon.sim.xpbd.build.colour_groups", counted)
     return calls
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.coloring import colour_groups
-from addon.sim.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
-from addon.sim.solver_xpbd import XpbdSolver, as_complex
-from addon.sim.tethers import TetherSlot
-from addon.sim.work_state import PassPlan, pass_plans
+from addon.sim.xpbd.coloring import colour_groups
+from addon.sim.xpbd.constraint_pass import ConstraintGroup, Mode, PassBuffers, solve_group
+from addon.sim.xpbd.solver import XpbdSolver, as_complex
+from addon.sim.xpbd.tethers import TetherSlot
+from addon.sim.xpbd.work_state import PassPlan, pass_plans
 from tests.sim.grids import quad_grid
 
 DT = 0.002

@@ -15,9 +15,9 @@ from addon.sim import (
     merge_with_kinds,
     shear_springs,
 )
-from addon.sim.mesh_collider import MeshCollider
-from addon.sim.world import ObjectFrame, World
-from addon.sim.xpbd_merge import points_box, reach_box
+from addon.sim.collide.mesh_collider import MeshCollider
+from addon.sim.many.world import ObjectFrame, World
+from addon.sim.xpbd.merge import points_box, reach_box
 
 from .grids import quad_grid
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from addon.sim import ClothModel, Plane, SimSettings, Simulator, Sphere
-from addon.sim.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
+from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
 
 from .grids import quad_grid
 from .helpers import grid_model, structural_stretch

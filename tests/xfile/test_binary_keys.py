@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from addon.xfile import XFileError, read
-from addon.xfile.binary_tokens import BinaryTokens
+from addon.xfile.scan.binary_tokens import BinaryTokens
 
 from .xenc import Bin
 

@@ -171,7 +171,7 @@ def test_places_in_cr_only_and_crlf_files() -> None:
 def test_binary_places_are_packed_and_read_back() -> None:
     """Template places of binary files are kept as packed ints (memory of declaration-heavy
     files) and still read as "byte N", with the decompressed note for tzip/bzip."""
-    from addon.xfile.tokens import binary_place, place_text
+    from addon.xfile.scan.tokens import binary_place, place_text
 
     assert place_text(binary_place(0, False)) == "byte 0"
     assert place_text(binary_place(1234, False)) == "byte 1234"

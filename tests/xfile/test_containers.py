@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 import pytest
 
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 
 from .xenc import Bin, block_needs_dictionary, compressed_file, dword, mszip, word
 
@@ -37,7 +37,7 @@ def binary_body(float_bits: int = 32) -> bytes:
 
 def check_quad(data: bytes) -> None:
     doc = read(data)
-    (mesh,) = doc.scene().meshes
+    (mesh,) = scene_of(doc).meshes
     assert mesh.positions.tolist() == np.reshape(POSITIONS, (5, 3)).tolist()
     assert mesh.face_sizes.tolist() == [4, 3]
     assert mesh.corners.tolist() == [0, 1, 2, 3, 1, 4, 2]

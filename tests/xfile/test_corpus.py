@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 
 pytestmark = pytest.mark.corpus
 
@@ -43,7 +43,7 @@ def test_corpus_file_counts(corpus: Path, name: str) -> None:
     fmt, meshes, frames, weights, sets, ticks = EXPECTED[name]
     doc = read(_file(corpus, name))
     assert doc.format == fmt
-    scene = doc.scene()
+    scene = scene_of(doc)
     got = [(m.name, len(m.positions), len(m.face_sizes), int(m.face_sizes.sum()))
            for m in scene.all_meshes()]  # fmt: skip
     assert [g[:3] for g in got] == [m[:3] for m in meshes]
@@ -59,7 +59,7 @@ def test_corpus_file_counts(corpus: Path, name: str) -> None:
 
 
 def test_bcn_all_triangles(corpus: Path) -> None:
-    scene = read(_file(corpus, "BCN_Epileptic.X")).scene()
+    scene = scene_of(read(_file(corpus, "BCN_Epileptic.X")))
     assert sum(int(m.face_sizes.sum()) for m in scene.all_meshes()) == 15378  # assimp's count
     assert sum(len(a.animations) for a in scene.animation_sets) == 57
     keys = [t.key_type for a in scene.animation_sets[0].animations for t in a.tracks]
@@ -67,14 +67,14 @@ def test_bcn_all_triangles(corpus: Path) -> None:
 
 
 def test_testwuson_animation_sets(corpus: Path) -> None:
-    scene = read(_file(corpus, "Testwuson.X")).scene()
+    scene = scene_of(read(_file(corpus, "Testwuson.X")))
     assert [len(a.animations) for a in scene.animation_sets] == [39, 39, 39]
     rot = scene.animation_sets[0].animations[0].tracks[0]
     assert rot.key_type == 0 and rot.values.shape[1] == 4
 
 
 def test_truespace_binary_first_vertex(corpus: Path) -> None:
-    mesh = read(_file(corpus, "fromtruespace_bin32.x")).scene().all_meshes()[0]
+    mesh = scene_of(read(_file(corpus, "fromtruespace_bin32.x"))).all_meshes()[0]
     # first FLOAT_LIST values, bytes fa e9 cb c0 / 9b e3 2f bf / 8e aa 57 3d (little-endian f32)
     first = [-6.3723116, -0.68706673, 0.05265289]
     assert mesh.positions[0].tolist() == pytest.approx(first, rel=1e-6)
@@ -82,21 +82,21 @@ def test_truespace_binary_first_vertex(corpus: Path) -> None:
 
 
 def test_kwxport_colors_materials_decl(corpus: Path) -> None:
-    mesh = read(_file(corpus, "kwxport_test_cubewithvcolors.x")).scene().all_meshes()[0]
+    mesh = scene_of(read(_file(corpus, "kwxport_test_cubewithvcolors.x"))).all_meshes()[0]
     assert len(mesh.materials) == 3
     assert mesh.colors is not None and mesh.colors.shape == (24, 4)
     assert set(mesh.decl) == {"tangent", "binormal"}
 
 
 def test_test_x_decl_data_float_bits(corpus: Path) -> None:
-    mesh = read(_file(corpus, "test.x")).scene().all_meshes()[0]
+    mesh = scene_of(read(_file(corpus, "test.x"))).all_meshes()[0]
     # first DWORDs 1065353216, 0, 2147483648: tangent (1.0, 0.0, -0.0)
     assert mesh.decl["tangent"][0].tolist() == [1.0, 0.0, -0.0]
     assert mesh.decl["tangent"].shape == (24, 3) and mesh.decl["binormal"].shape == (24, 3)
 
 
 def test_malformed_skin_weights_warn(corpus: Path) -> None:
-    mesh = read(_file(corpus, "malformed_skinweights_oob.x")).scene().all_meshes()[0]
+    mesh = scene_of(read(_file(corpus, "malformed_skinweights_oob.x"))).all_meshes()[0]
     assert any("out of range" in w for w in mesh.warnings)
 
 

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 
 from .test_containers import TEXT_BODY, binary_body
 from .xenc import Bin, compressed_file
@@ -39,7 +39,7 @@ def test_random_mutations_raise_only_xfileerror() -> None:
         for mutated in _mutations(data, rng, 150):
             try:
                 doc = read(mutated)
-                doc.scene()
+                scene_of(doc)
             except XFileError:
                 pass
 
@@ -47,7 +47,7 @@ def test_random_mutations_raise_only_xfileerror() -> None:
 def test_binary_faces_split_across_two_integer_lists() -> None:
     b = Bin().name("Mesh").p("{").ints([4]).floats(np.zeros(12).tolist())
     b.ints([2, 4, 0, 1]).ints([2, 3, 3, 1, 2, 3]).p("}")  # the first face spans both lists
-    mesh = read(b.file()).scene().meshes[0]
+    mesh = scene_of(read(b.file())).meshes[0]
     assert mesh.face_sizes.tolist() == [4, 3]
     assert mesh.corners.tolist() == [0, 1, 2, 3, 1, 2, 3]
 
@@ -61,5 +61,5 @@ def test_signalling_nan_floats_read_as_nan_without_warnings() -> None:
     b.raw(struct.pack("<HI", 7, 3) + struct.pack("<I", 0x7F800001) * 3).ints([0]).p("}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        positions = read(b.file()).scene().meshes[0].positions
+        positions = scene_of(read(b.file())).meshes[0].positions
     assert np.isnan(positions).all()

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from addon.xfile import number_kernel, numbers
-from addon.xfile.numbers import scan_numbers
+from addon.xfile.scan.numbers import scan_numbers
 
 from .test_numbers import CHUNKS, bits, check, exponent_text, float_text, use_chunks
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from addon.xfile.allocation import small_pages
-from addon.xfile.number_kernel import PAD, convert, work_buffer
-from addon.xfile.numbers import scan_numbers
+from addon.xfile.scan.number_kernel import PAD, convert, work_buffer
+from addon.xfile.scan.numbers import scan_numbers
 
 
 @pytest.mark.parametrize("cap", [1, 2, 5, 1000])

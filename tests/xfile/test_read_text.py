@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.xfile import Ragged, XFileError, read
+from addon.xfile import Ragged, XFileError, read, scene_of
 
 CUBE = b"""xof 0303txt 0032
 // a comment
@@ -57,7 +57,7 @@ def test_cube_members_are_arrays_with_the_template_shapes() -> None:
 
 
 def test_cube_scene_view() -> None:
-    scene = read(CUBE).scene()
+    scene = scene_of(read(CUBE))
     (frame,) = scene.frames
     assert frame.matrix[3].tolist() == [5.0, 6.0, 7.0, 1.0]
     (mesh,) = frame.meshes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from addon.xfile import XReference, read
+from addon.xfile import XReference, read, scene_of
 
 from .xenc import Bin
 
@@ -21,7 +21,7 @@ def test_forward_reference_by_name_and_shared_material() -> None:
         + MAT
         + b" }"
     )
-    a, b = doc.scene().meshes
+    a, b = scene_of(doc).meshes
     assert a.materials[0] is b.materials[0]
     assert a.materials[0].name == "Red"
     assert doc.unresolved == []
@@ -62,7 +62,7 @@ def test_same_name_prefers_the_template_the_context_expects() -> None:
         + b" }\n"
         + b"AnimationSet { Animation { {Box01} } }"
     )
-    scene = doc.scene()
+    scene = scene_of(doc)
     assert scene.frames[0].meshes[0].materials[0].name == "Box01"
     anim = next(next(doc.top("AnimationSet")).objects("Animation"))
     ref = anim.children[0]

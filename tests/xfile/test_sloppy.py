@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from addon.xfile import read
+from addon.xfile import read, scene_of
 
 HEAD = b"xof 0303txt 0032\n"
 
@@ -57,7 +57,7 @@ def test_empty_arrays_as_a_bare_semicolon() -> None:
 
 def test_single_semicolon_after_a_matrix() -> None:
     doc = read(HEAD + b"Frame F { FrameTransformMatrix { 1,0,0,0,0,1,0,0,0,0,1,0,4,5,6,1; } }")
-    (frame,) = doc.scene().frames
+    (frame,) = scene_of(doc).frames
     assert frame.matrix[3].tolist() == [4.0, 5.0, 6.0, 1.0]
     assert doc.warnings == []
 
@@ -85,18 +85,18 @@ def test_names_starting_with_a_digit() -> None:
     doc = read(HEAD + b"Frame 1Body { Frame 2Arm {} } AnimationSet { Animation { {1Body} } }")
     assert next(doc.top("Frame")).name == "1Body"
     assert doc.unresolved == []
-    assert doc.scene().animation_sets[0].animations[0].frame_name == "1Body"
+    assert scene_of(doc).animation_sets[0].animations[0].frame_name == "1Body"
 
 
 def test_texture_file_name_spelling() -> None:
     doc = read(HEAD + b'Material M { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFileName { "a.bmp"; } }')
-    assert doc.scene().extras[0].template == "Material"
+    assert scene_of(doc).extras[0].template == "Material"
     mesh_doc = read(
         HEAD
         + b"""Mesh { 1; 0;0;0;; 1; 1;0;; MeshMaterialList { 1; 1; 0;;
              Material { 1;1;1;1;; 0; 0;0;0;; 0;0;0;; TextureFileName { "a.bmp"; } } } }"""
     )
-    assert mesh_doc.scene().meshes[0].materials[0].texture == "a.bmp"
+    assert scene_of(mesh_doc).meshes[0].materials[0].texture == "a.bmp"
 
 
 def test_comment_glued_to_values_and_trailing_nul() -> None:

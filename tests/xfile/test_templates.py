@@ -7,7 +7,7 @@ import uuid
 import numpy as np
 import pytest
 
-from addon.xfile import Ragged, XFileError, read
+from addon.xfile import Ragged, XFileError, read, scene_of
 from addon.xfile.standard_templates import standard_templates
 
 from .xenc import Bin
@@ -40,7 +40,7 @@ def test_custom_cloth_and_morph_templates_builtin() -> None:
         ClothSprings { 3; 6; 0,1, 1,2, 2,0; }
         MorphAnimationSet Dance { 3; 0; "Figure1";, 500; "Figure2";, 1000; "Figure1";; }"""
     )
-    scene = doc.scene()
+    scene = scene_of(doc)
     cloth = scene.meshes[0].cloth
     assert cloth is not None and cloth.masses is not None and cloth.springs is not None
     assert cloth.masses.tolist() == [1.0, 0.0, 1.0]
@@ -61,7 +61,7 @@ def test_morph_set_variant_with_loop_declared_in_the_file() -> None:
           DWORD Loop; DWORD NumKeys; array MorphAnimationKey Keys[NumKeys]; }
         MorphAnimationSet Once { 0; 2; 0; "A";, 250; "B";; }"""
     )
-    (morph,) = doc.scene().morph_sets
+    (morph,) = scene_of(doc).morph_sets
     assert morph.loop is False
     assert [(k.time_ms, k.mesh_name) for k in morph.keys] == [(0.0, "A"), (250.0, "B")]
     assert doc.declared == ["MorphAnimationKey", "MorphAnimationSet"]
@@ -80,7 +80,7 @@ def test_file_template_overrides_builtin_dword_header_and_cstring() -> None:
           SkinWeights { "Bone"; 2; 0, 1; 0.25, 0.75; 1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1;; } }"""
     )
     assert doc.templates["SkinWeights"].members[0].type == "CSTRING"
-    skin = doc.scene().meshes[0].skin
+    skin = scene_of(doc).meshes[0].skin
     assert skin is not None
     assert (skin.max_weights_per_vertex, skin.max_weights_per_face, skin.bone_count) == (2, 3, 1)
     assert skin.weights[0].weights.tolist() == [0.25, 0.75]
@@ -199,7 +199,7 @@ def test_binary_lists_span_members_and_objects_parts() -> None:
         b.name("Material").name(f"M{i}").p("{").floats([1, 1, 1, 1, 5, 0, 0, 0, 0, 0, 0])
         b.name("TextureFilename").p("{").string(f"t{i}.png", ",").p("}").p("}")
     b.p("}").p("}")
-    scene = read(b.file()).scene()
+    scene = scene_of(read(b.file()))
     (mesh,) = scene.meshes
     assert mesh.positions.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
     assert mesh.corners.tolist() == [0, 1, 2]

@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 
-from addon.xfile import read
+from addon.xfile import read, scene_of
 
 HEAD = b"xof 0303txt 0032\n"
 TRI2 = b"4; 0;0;0;, 1;0;0;, 1;1;0;, 0;1;0;; 2; 3;0,1,2;, 3;0,2,3;;"
@@ -17,12 +17,12 @@ def f32_bits(*values: float) -> list[int]:
     return list(struct.unpack(f"<{len(values)}I", struct.pack(f"<{len(values)}f", *values)))
 
 
-def scene_of(body: bytes):
-    return read(HEAD + body).scene()
+def scene_from(body: bytes):
+    return scene_of(read(HEAD + body))
 
 
 def test_material_list_single_index_expands_to_all_faces() -> None:
-    s = scene_of(b"Mesh {" + TRI2 + b"MeshMaterialList { 2; 1; 1;; Material A {" + MAT
+    s = scene_from(b"Mesh {" + TRI2 + b"MeshMaterialList { 2; 1; 1;; Material A {" + MAT
                  + b"} Material B {" + MAT + b"} } }")  # fmt: skip
     mesh = s.meshes[0]
     assert mesh.material_indices is not None and mesh.material_indices.tolist() == [1, 1]
@@ -30,14 +30,16 @@ def test_material_list_single_index_expands_to_all_faces() -> None:
 
 
 def test_material_index_out_of_range_is_a_warning() -> None:
-    s = scene_of(b"Mesh {" + TRI2 + b"MeshMaterialList { 1; 2; 0, 5;; Material {" + MAT + b"} } }")
+    s = scene_from(
+        b"Mesh {" + TRI2 + b"MeshMaterialList { 1; 2; 0, 5;; Material {" + MAT + b"} } }"
+    )
     mesh = s.meshes[0]
     assert mesh.material_indices is not None and mesh.material_indices.tolist() == [0, 0]
     assert any("out of range" in w for w in mesh.warnings)
 
 
 def test_face_index_beyond_vertices_drops_the_face_with_its_per_face_data() -> None:
-    s = scene_of(
+    s = scene_from(
         b"Mesh { 3; 0;0;0;, 1;0;0;, 1;1;0;; 2; 3;0,1,2;, 3;0,2,7;;"
         b" MeshNormals { 1; 0;0;1;; 2; 3;0,0,0;, 3;0,0,0;; }"
         b" MeshMaterialList { 2; 2; 1, 0;; Material {" + MAT + b"} Material {" + MAT + b"} } }"
@@ -50,7 +52,7 @@ def test_face_index_beyond_vertices_drops_the_face_with_its_per_face_data() -> N
 
 
 def test_per_corner_normals_and_vertex_colors() -> None:
-    s = scene_of(
+    s = scene_from(
         b"Mesh {" + TRI2 + b" MeshNormals { 2; 0;0;1;, 0;0;-1;; 2; 3;0,1,0;, 3;1,1,1;; }"
         b" MeshVertexColors { 2; 0;1;0;0;1;;, 3;0;0;1;0.5;;; } }"
     )
@@ -62,7 +64,7 @@ def test_per_corner_normals_and_vertex_colors() -> None:
 
 
 def test_two_uv_sets() -> None:
-    s = scene_of(b"Mesh {" + TRI2 + b" MeshTextureCoords { 4; 0;0;, 1;0;, 1;1;, 0;1;; }"
+    s = scene_from(b"Mesh {" + TRI2 + b" MeshTextureCoords { 4; 0;0;, 1;0;, 1;1;, 0;1;; }"
                  b" MeshTextureCoords { 4; 0;0;, 0.5;0;, 0.5;0.5;, 0;0.5;; } }")  # fmt: skip
     mesh = s.meshes[0]
     assert len(mesh.uv_sets) == 2 and mesh.uv_sets[1][2].tolist() == [0.5, 0.5]
@@ -81,7 +83,7 @@ def test_decl_data_float_bit_patterns() -> None:
         + ",".join(map(str, data)).encode()
         + b";; } }"
     )
-    mesh = scene_of(body).meshes[0]
+    mesh = scene_from(body).meshes[0]
     assert mesh.decl["normal"][3].tolist() == [0.0, 0.0, -1.0]
     assert mesh.decl["texcoord1"][0].tolist() == [0.25, 0.75]
 
@@ -92,14 +94,14 @@ def test_fvf_data_normal_and_two_texcoord_sets() -> None:
     data = [w for v in per_vertex for w in v]
     body = (b"Mesh {" + TRI2 + b" FVFData { " + str(fvf).encode() + b"; 32; "
             + ",".join(map(str, data)).encode() + b";; } }")  # fmt: skip
-    mesh = scene_of(body).meshes[0]
+    mesh = scene_from(body).meshes[0]
     assert mesh.decl["normal"][0].tolist() == [0, 1, 0]
     assert mesh.decl["texcoord0"][1].tolist() == [0.5, 0.25]
     assert mesh.decl["texcoord1"][2].tolist() == [1, 2, 3]
 
 
 def test_skin_header_and_weights() -> None:
-    s = scene_of(
+    s = scene_from(
         b"Frame Root { Mesh {" + TRI2 + b" XSkinMeshHeader { 2; 4; 1; }"
         b' SkinWeights { "Bone"; 3; 0, 1, 9; 0.5, 1.0, 1.0;'
         b" 1,0,0,0, 0,1,0,0, 0,0,1,0, 3,4,5,1;; } } }"
@@ -113,7 +115,7 @@ def test_skin_header_and_weights() -> None:
 
 
 def test_top_level_cloth_goes_to_the_preceding_mesh_with_that_many_vertices() -> None:
-    s = scene_of(
+    s = scene_from(
         b"Mesh A {" + TRI2 + b"}\n"
         b"Frame F { Mesh B {" + TRI2 + b"} }\n"
         b"Mesh C { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; }\n"
@@ -133,7 +135,7 @@ def test_top_level_cloth_goes_to_the_preceding_mesh_with_that_many_vertices() ->
 
 
 def test_animation_tracks_and_options() -> None:
-    s = scene_of(
+    s = scene_from(
         b"Frame Bone {}\nAnimTicksPerSecond { 30; }\n"
         b"AnimationSet Walk { Animation { {Bone}"
         b" AnimationKey { 0; 2; 0; 4; 1,0,0,0;;, 30; 4; 0.5,0.5,0.5,0.5;;; }"
@@ -152,7 +154,7 @@ def test_animation_tracks_and_options() -> None:
 
 
 def test_shared_mesh_reference_in_two_frames_is_one_mesh_data() -> None:
-    s = scene_of(b"Mesh Shared {" + TRI2 + b"}\nFrame A { {Shared} }\nFrame B { {Shared} }")
+    s = scene_from(b"Mesh Shared {" + TRI2 + b"}\nFrame A { {Shared} }\nFrame B { {Shared} }")
     assert s.frames[0].meshes[0] is s.frames[1].meshes[0] is s.meshes[0]
 
 
@@ -161,7 +163,7 @@ def test_mixed_face_sizes_across_comment_split_chunks() -> None:
         b"Mesh {\n 5;\n 0;0;0;, 1;0;0;, 1;1;0;, 0;1;0;, 2;2;0;;\n 3;\n"
         b" 4;0,1, // split inside a face\n 2,3;,\n 3;1,4,2;, // next\n 5;0,1,2,3,4;;\n}"
     )
-    mesh = scene_of(body).meshes[0]
+    mesh = scene_from(body).meshes[0]
     assert mesh.face_sizes.tolist() == [4, 3, 5]
     assert mesh.corners.tolist() == [0, 1, 2, 3, 1, 4, 2, 0, 1, 2, 3, 4]
 
@@ -172,6 +174,6 @@ def test_many_mixed_faces_walk_matches_a_python_reference() -> None:
     faces = [list(rng.integers(0, 10, size=k)) for k in sizes]
     text = ",\n".join(f"{len(f)};" + ",".join(map(str, f)) + ";" for f in faces)
     verts = ",".join("0;0;0;" for _ in range(10))
-    mesh = scene_of(f"Mesh {{ 10; {verts}; {len(faces)}; {text};; }}".encode()).meshes[0]
+    mesh = scene_from(f"Mesh {{ 10; {verts}; {len(faces)}; {text};; }}".encode()).meshes[0]
     assert mesh.face_sizes.tolist() == sizes.tolist()
     assert mesh.corners.tolist() == [i for f in faces for i in f]

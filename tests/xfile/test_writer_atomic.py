@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from addon.xfile import XFileError, XObject, read
+from addon.xfile import XFileError, XObject, read, scene_of
 from addon.xfile.writer import objects as xo
 from addon.xfile.writer import write_file
 
@@ -105,7 +105,7 @@ def test_a_new_file_gets_normal_permissions_and_a_replaced_one_keeps_its_own(
     fresh.chmod(0o640)
     write_file(fresh, grid_doc(3))
     assert fresh.stat().st_mode & 0o777 == 0o640
-    assert len(read(fresh).scene().all_meshes()[0].positions) == 9
+    assert len(scene_of(read(fresh)).all_meshes()[0].positions) == 9
 
 
 def test_a_missing_folder_is_named(tmp_path: Path) -> None:

@@ -364,19 +364,6 @@ def joined(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays)
 
 
-def animation_channels(
-    anim: AnimationData,
-    rest_local: np.ndarray,
-    sides: np.ndarray,
-    frames_per_tick: float,
-    warnings: list[str],
-    max_step: float,
-) -> Channels:
-    """One Animation's keys as Blender channels of the target that ``sides`` maps into."""
-    sampled = sample_animation(anim, rest_local, sides, frames_per_tick, warnings, max_step)
-    return channels_of([sampled])[0]
-
-
 def build_actions(
     data: SceneData,
     targets: AnimationTargets,

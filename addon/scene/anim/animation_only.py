@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 
 from ...xfile.views.model import FrameData, SceneData
-from ..imp.context import ImportOptions, scene_data_of
+from ..imp.context import ImportOptions
 from ..imp.options import AnimationOptions
 from ..rig.skeleton import SpaceConversion
 from .animation import build_actions, targets_from_armature
@@ -99,10 +99,10 @@ def import_animation_file(
     scene_timing: bool = True,
 ) -> AnimationImport:
     """Read ``path`` and apply its animation to ``armature`` (see :func:`apply_animation`)."""
-    from ...xfile import read
+    from ...xfile import read, scene_of
 
     options = options or ImportOptions()
-    data = scene_data_of(read(str(path)))
+    data = scene_of(read(str(path)))
     scene = bpy.context.scene
     assert scene is not None
     result = apply_animation(

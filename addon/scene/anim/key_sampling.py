@@ -18,7 +18,6 @@ import numpy as np
 
 from ...xfile.views.model import AnimationData
 from ..rig.rig_math import (
-    decompose,
     make_continuous,
     quat_angle,
     quat_norm,
@@ -235,15 +234,6 @@ class Channels:
     rotation: np.ndarray  # (k, 4) w, x, y, z, sign-continuous
     scale: np.ndarray  # (k, 3)
     location_slope: np.ndarray | None = None  # (k, 3) per frame: spline locations, else linear
-
-
-def channels_from_matrices(
-    frames: np.ndarray, basis: np.ndarray, location_slope: np.ndarray | None = None
-) -> Channels:
-    """Decompose (k, 4, 4) Blender basis matrices into keyable channels."""
-    loc, quat, scale = decompose(basis)
-    frames = np.asarray(frames, dtype=np.float64)
-    return Channels(frames, loc, make_continuous(quat), scale, location_slope)
 
 
 #: rates a file's key spacing is believed to reveal; sparser keying says nothing about the rate

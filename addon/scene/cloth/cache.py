@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...sim.affine import transform_points
+from ...sim import transform_points
 
 MAGIC = b"XOFCACHE"
 _VERSION = 2

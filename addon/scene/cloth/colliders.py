@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...sim.colliders import Plane, Sphere
-from ...sim.mesh_collider import MeshCollider
+from ...sim import MeshCollider, Plane, Sphere
 
 SURFACE_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 FRICTION_SCALE = 0.01  # Blender's cloth_friction (0-80) to a Coulomb coefficient

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...sim.model import SpringKind
-from ...sim.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
+from ...sim import SpringKind, bend_springs, face_edges, merge_with_kinds, shear_springs
 from ...xfile.views.model import ClothData
 
 MASS_GROUP = "cloth_mass"

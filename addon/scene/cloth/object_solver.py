@@ -14,12 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from ...sim.affine import affine_inverse, transform_points
-from ...sim.colliders import Collider
-from ...sim.model import ClothModel
-from ...sim.settings import SimSettings
-from ...sim.simulator import Simulator
-from ...sim.xpbd_build import BUILD_STAGES
+from ...sim import (
+    BUILD_STAGES,
+    ClothModel,
+    Collider,
+    SimSettings,
+    Simulator,
+    affine_inverse,
+    transform_points,
+)
 from . import override as cloth_override
 from .cache import FrameCache
 from .colliders import SurfaceColliders

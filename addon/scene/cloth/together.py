@@ -24,9 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...sim import parallel
-from ...sim.solver_xpbd import XpbdSolver
-from ...sim.world import ObjectFrame, World
+from ...sim import ObjectFrame, World, shutdown_helpers
 from . import runtime as cloth_runtime
 from .colliders import SurfaceColliders
 from .object_solver import FrameInputs, PointFields, gather_inputs, transform_each
@@ -55,7 +53,7 @@ def update_objects(
                 if todo.action == "reset" and _steps_one_by_one(obj) is False:
                     surfaces.get(obj, todo.frame)  # the next frame's surfaces move from here
                 continue
-            if len(todo.frames) == 1 and isinstance(todo.rt.simulator.solver, XpbdSolver):
+            if len(todo.frames) == 1 and todo.rt.simulator.merges:
                 together.append(todo)
                 continue
             _alone(todo, depsgraph)
@@ -77,7 +75,7 @@ def update_objects(
 def _steps_one_by_one(obj: Any) -> bool | None:
     """Whether the object's solver steps alone (classic), None when it has none."""
     rt = cloth_runtime.peek_runtime(obj)
-    return None if rt is None else not isinstance(rt.simulator.solver, XpbdSolver)
+    return None if rt is None else not rt.simulator.merges
 
 
 def _alone(todo: cloth_runtime.Pending, depsgraph: Any, colliders: list[Any] | None = None) -> None:
@@ -163,7 +161,7 @@ def _world_for(todos: list[cloth_runtime.Pending], helpers: bool = True) -> Worl
         if _WORLD["world"] is not None:
             _WORLD["world"].close()  # its helper processes' parts
         if not helpers:
-            parallel.shutdown()
+            shutdown_helpers()
         _WORLD["key"], _WORLD["world"] = key, World(sims, None if helpers else 0)
     world: World = _WORLD["world"]
     return world
@@ -177,7 +175,7 @@ def forget(stop_helpers: bool = False) -> None:
     _WORLD["key"] = _WORLD["world"] = None
     _SURFACES.entries.clear()
     if stop_helpers:
-        parallel.shutdown()
+        shutdown_helpers()
 
 
 class _SharedSurfaces:

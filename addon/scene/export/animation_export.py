@@ -21,8 +21,8 @@ from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..rig.armature import read_matrix
 from ..rig.rig_math import compose, inverse4, row_decompose
-from .key_reduction import file_keys, is_constant
-from .part_keys import part_keys
+from .plan.key_reduction import file_keys, is_constant
+from .plan.part_keys import part_keys
 from .rig_export import bind_of
 from .space import FileSpace
 

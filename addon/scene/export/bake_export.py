@@ -16,7 +16,7 @@ from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..cloth.bake import KEY_PREFIX, MODIFIER_NAME, read_pc2
 from .mesh_export import MeshExport
-from .names import NameTable
+from .plan.names import NameTable
 from .space import FileSpace
 
 

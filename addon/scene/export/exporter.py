@@ -39,8 +39,8 @@ from .materials_export import MaterialTable
 from .mesh_arrays import helper_thread, read_mesh
 from .mesh_export import build_mesh_object
 from .morph_export import mesh_has_morphs, morph_data
-from .names import NameTable
-from .options import ExportOptions, ExportResult
+from .plan.names import NameTable
+from .plan.options import ExportOptions, ExportResult
 from .rig_export import bone_locals, bone_world, skin_objects
 from .space import FileSpace
 

@@ -15,7 +15,7 @@ import bpy
 
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
-from .names import NameTable
+from .plan.names import NameTable
 
 
 def roughness_to_phong_power(roughness: float) -> float:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .buffers import touched_ahead
+from .plan.buffers import touched_ahead
 
 #: corners from which a mesh's export runs some numpy work in one helper thread (the loose
 #: edge scan, the corner normals' check) beside the main one: numpy lets go of the GIL

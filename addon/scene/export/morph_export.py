@@ -17,7 +17,7 @@ from ...xfile.writer import objects as xo
 from .animation_export import _key_frames, action_slots, fcurves_of
 from .bake_export import is_cloth_bake, kept_frames, pc2_bake
 from .mesh_export import MeshExport
-from .names import NameTable
+from .plan.names import NameTable
 from .space import FileSpace
 
 

@@ -19,7 +19,7 @@ from ..rig.armature import read_matrix
 from ..rig.rig_math import inverse4
 from .legacy import strongest_weights
 from .mesh_arrays import VertexMap
-from .names import ascii_name, sanitize
+from .plan.names import ascii_name, sanitize
 from .space import FileSpace
 
 _CLOTH_GROUPS = (MASS_GROUP, STIFFNESS_GROUP, DAMPING_GROUP)

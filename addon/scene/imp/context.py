@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 
 import bpy
 
-from ...xfile import XDocument
 from ...xfile.views.model import FrameData, MeshData, SceneData
 from ..rig.armature import Rig
 from .convert import Conversion
 from .options import ImportOptions
 
-__all__ = ["BuildContext", "BuildStep", "ImportOptions", "ImportResult", "scene_data_of"]
+__all__ = ["BuildContext", "BuildStep", "ImportOptions", "ImportResult"]
 
 
 @dataclass(eq=False)
@@ -92,13 +91,6 @@ class BuildContext:
     def track(self, idb: bpy.types.ID) -> None:
         """Record a datablock a step created (for the report; rollback finds it anyway)."""
         self.result.created.append(idb)
-
-
-def scene_data_of(doc: XDocument) -> SceneData:
-    """The typed views of a document (the reader's ``scene_data``)."""
-    from ...xfile.views import scene_data
-
-    return scene_data(doc)
 
 
 @dataclass(frozen=True)

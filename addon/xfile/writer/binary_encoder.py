@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..binary_tokens import (
+from ..document import Ragged, XDocument, XObject, XReference
+from ..errors import XFileError
+from ..scan.binary_tokens import (
     PUNCT_IDS,
     T_FLOAT_LIST,
     T_GUID,
@@ -24,8 +26,6 @@ from ..binary_tokens import (
     T_TEMPLATE,
     TYPE_IDS,
 )
-from ..document import Ragged, XDocument, XObject, XReference
-from ..errors import XFileError
 from ..templates import FLOAT, INT, OPEN, RESTRICTED, STR, Layout, Template, TemplateTable
 from .declarations import declarations
 from .record_form import record_items

@@ -215,8 +215,8 @@ template MorphAnimationSet { <0892DE81-915A-4F34-B503-F7C397CB9E06>
 
 def use_morph_loop_variant(doc: XDocument) -> None:
     """Declare the MorphAnimationSet variant with ``DWORD Loop`` for this document."""
+    from ..scan.text_tokens import TextTokens
     from ..templates import parse_template
-    from ..text_tokens import TextTokens
 
     tokens = TextTokens(MORPH_LOOP_TEMPLATES.encode("ascii"), 0, "<morph loop>")
     tok = tokens.next()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xof.addon.scene.cloth.object_solver import PointFields, transform_each
-from xof.addon.sim.affine import affine_inverse, transform_points
+from xof.addon.sim.mesh.affine import affine_inverse, transform_points
 
 
 def _bits(a: np.ndarray) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xof.addon.scene.cloth.cache import FrameCache
-from xof.addon.sim.affine import transform_points
+from xof.addon.sim.mesh.affine import transform_points
 
 
 def _cache() -> FrameCache:

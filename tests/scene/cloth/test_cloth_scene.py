@@ -11,7 +11,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.cloth.colliders import collider_for  # noqa: E402
 from xof.addon.scene.cloth.data import MASS_GROUP, group_weights  # noqa: E402
-from xof.addon.sim.colliders import Plane, Sphere  # noqa: E402
+from xof.addon.sim.collide.colliders import Plane, Sphere  # noqa: E402
 
 from ..cloth_fixtures import (  # noqa: E402
     grid_arrays,

@@ -36,7 +36,7 @@ def test_a_value_change_keeps_the_model_and_the_colouring(cloth, monkeypatch) ->
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("xof.addon.sim.xpbd_build.colour_groups", counted)
+    monkeypatch.setattr("xof.addon.sim.xpbd.build.colour_groups", counted)
     cloth.xof_physics.stiffness = 2.0e5
     cloth.xof_physics.gravity = (0.0, 0.0, -3.0)
     scene.frame_set(6)

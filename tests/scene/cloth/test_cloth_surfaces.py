@@ -13,8 +13,8 @@ from xof.addon.scene.cloth.colliders import (  # noqa: E402
     surface_settings,
 )
 from xof.addon.scene.cloth.runtime import peek_runtime  # noqa: E402
-from xof.addon.sim.colliders import Sphere  # noqa: E402
-from xof.addon.sim.mesh_collider import MeshCollider  # noqa: E402
+from xof.addon.sim.collide.colliders import Sphere  # noqa: E402
+from xof.addon.sim.collide.mesh_collider import MeshCollider  # noqa: E402
 
 from ..cloth_fixtures import evaluated_positions, grid_object  # noqa: E402
 

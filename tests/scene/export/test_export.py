@@ -16,9 +16,9 @@ import pytest
 bpy = pytest.importorskip("bpy")
 import addon_utils  # noqa: E402
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import ImportOptions, import_files  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 from xof.addon.xfile.writer.compare import document_differences  # noqa: E402
 
 from ..cloth_fixtures import grid_object  # noqa: E402
@@ -63,7 +63,7 @@ def test_operator_through_bpy_ops(tmp_path: Path) -> None:
         done = bpy.ops.export_scene.x(filepath=str(path), file_format="bzip", float_bits="64")
         assert done == {"FINISHED"}
         assert path.read_bytes()[:16] == b"xof 0303bzip0064"
-        (mesh,) = read(path).scene().all_meshes()
+        (mesh,) = scene_of(read(path)).all_meshes()
         assert len(mesh.face_sizes) == 6
     finally:
         addon_utils.disable("xof", default_set=True)
@@ -126,7 +126,7 @@ def test_uv_seams_split_vertices_with_duplication_indices(tmp_path: Path) -> Non
     doc = read(path)
     (dup,) = _objects(doc, "VertexDuplicationIndices")
     assert dup.members["nOriginalVertices"] == 8
-    (mesh,) = doc.scene().all_meshes()
+    (mesh,) = scene_of(doc).all_meshes()
     assert len(mesh.positions) == len(distinct) == 14
     first = np.asarray(dup.members["indices"])
     # every file vertex names the first copy of its Blender vertex, which sits at the same place
@@ -145,8 +145,8 @@ def test_apply_modifiers(tmp_path: Path) -> None:
     result = export_scene(str(plain), ExportOptions(use_uvs=False))
     assert any("modifiers not applied: Sub" in w for w in result.warnings)
     export_scene(str(applied), ExportOptions(use_uvs=False, apply_modifiers=True))
-    (m0,) = read(plain).scene().all_meshes()
-    (m1,) = read(applied).scene().all_meshes()
+    (m0,) = scene_of(read(plain)).all_meshes()
+    (m1,) = scene_of(read(applied)).all_meshes()
     assert (len(m0.positions), len(m0.face_sizes)) == (8, 6)
     assert (len(m1.positions), len(m1.face_sizes)) == (26, 24)
     assert len(obj.data.vertices) == 8 and len(bpy.data.meshes) == 1  # nothing left behind
@@ -172,9 +172,9 @@ def test_selection_and_visibility(tmp_path: Path) -> None:
     keep.select_set(True)
     path = tmp_path / "sel.x"
     export_scene(str(path), ExportOptions(use_selection=True))
-    assert [f.name for f in read(path).scene().frames] == ["Keep"]
+    assert [f.name for f in scene_of(read(path)).frames] == ["Keep"]
     export_scene(str(path), ExportOptions(use_visible=True))
-    assert sorted(f.name for f in read(path).scene().frames) == ["Keep", "Other"]
+    assert sorted(f.name for f in scene_of(read(path)).frames) == ["Keep", "Other"]
     assert other.name == "Other"
 
 
@@ -186,7 +186,7 @@ def test_axes_and_scale_invert_the_import(tmp_path: Path) -> None:
     path = tmp_path / "axes.x"
     options = ExportOptions(axis_forward="-X", axis_up="Z", global_scale=2.5, use_uvs=False)
     export_scene(str(path), options)
-    (frame,) = read(path).scene().frames
+    (frame,) = scene_of(read(path)).frames
     # file -X is Blender +Y, file +Z is Blender +Z, and file Y is what keeps the change of axes
     # a mirror (D3D is left-handed): Blender +X is file -Y; lengths / 2.5
     np.testing.assert_allclose(np.asarray(frame.matrix).reshape(4, 4)[3, :3], [-0.8, -0.4, 1.2])
@@ -238,7 +238,7 @@ def test_assimp_reads_what_the_exporter_writes(corpus: Path, tmp_path: Path, nam
     want, got = _assimp(corpus / name), _assimp(out)
     for key in ("Meshes", "Bones", "Animations"):
         assert got[key] == want[key], key
-    written = sum(len(s.animations) for s in read(out).scene().animation_sets)
+    written = sum(len(s.animations) for s in scene_of(read(out)).animation_sets)
     assert got["Animation Channels"] == written
 
 
@@ -316,7 +316,7 @@ def test_custom_normals_per_vertex_when_every_corner_agrees(tmp_path: Path, spli
     count = int(normals.members["nNormals"])
     assert len(me.vertices) == 25
     assert count == (len(me.loops) if split else len(me.vertices))
-    (mesh,) = read(path).scene().all_meshes()
+    (mesh,) = scene_of(read(path)).all_meshes()
     # each file corner's normal is its Blender corner's, bit for bit (Blender Y is file Z)
     file_corner_normals = np.asarray(mesh.normals, np.float32)[mesh.normal_corners]
     file_corner_vertex = mesh.corners

@@ -274,7 +274,7 @@ def test_touched_buffers_are_plain_writable_arrays(count: int) -> None:
     the dtype (contents unset, as ``np.empty``'s): writable, C-ordered, and holds a write."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from xof.addon.scene.export.buffers import touched, touched_ahead
+    from xof.addon.scene.export.plan.buffers import touched, touched_ahead
 
     out = touched(count, np.float32)
     assert out.shape == (count,) and out.dtype == np.float32

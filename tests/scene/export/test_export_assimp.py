@@ -11,7 +11,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 
 from ...xfile.test_writer_assimp import ASSIMP, assimp_counts  # noqa: E402
@@ -64,6 +64,6 @@ def _meshes(path: Path) -> set[str]:
 
 def _morph_keyed(path: Path) -> set[str]:
     """The meshes that morph keys name."""
-    from xof.addon.xfile import read
+    from xof.addon.xfile import read, scene_of
 
-    return {k.mesh_name for s in read(path).scene().morph_sets for k in s.keys}
+    return {k.mesh_name for s in scene_of(read(path)).morph_sets for k in s.keys}

@@ -14,9 +14,9 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from ..roundtrip_scenes import rig60_text  # noqa: E402
 from . import irrlicht_reader  # noqa: E402
@@ -45,7 +45,7 @@ def _expected(path: Path) -> tuple[int, int, int]:
     frames = sum(1 for o in doc.walk() if o.template == "Frame")
     ticks = [
         int(np.max(t.times))
-        for s in doc.scene().animation_sets
+        for s in scene_of(doc).animation_sets
         for a in s.animations
         for t in a.tracks
         if len(t.times)
@@ -102,7 +102,7 @@ def test_irrlicht_skins_the_character_as_we_do(
     out = tmp_path / f"walk.{mode}.{fmt}{bits}.x"
     export_scene(str(out), ExportOptions(format=fmt, float_bits=bits, compatibility=mode))
     doc = read(out)
-    tps = doc.scene().ticks_per_second or 4800
+    tps = scene_of(doc).ticks_per_second or 4800
     scene = bpy.context.scene
     fps = scene.render.fps / scene.render.fps_base
     assert fps == 60

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from xof.addon.scene.anim.key_sampling import KeyParts, refine_times, sample_local
-from xof.addon.scene.export.key_reduction import file_keys, is_constant
+from xof.addon.scene.export.plan.key_reduction import file_keys, is_constant
 from xof.addon.scene.rig.rig_math import row_decompose
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xof.addon.scene.export.legacy import fan_corners, strongest_weights
-from xof.addon.scene.export.names import NameTable, ascii_name
+from xof.addon.scene.export.plan.names import NameTable, ascii_name
 
 
 def test_fan_corners_of_mixed_polygons() -> None:
@@ -56,9 +56,9 @@ def test_ascii_names() -> None:
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from ..roundtrip_scenes import rig60_text  # noqa: E402
 from ..scene_fixtures import reset_blender  # noqa: E402
@@ -105,7 +105,7 @@ def _five_bone_scene() -> bpy.types.Object:
 
 def _weights(doc) -> dict[str, dict[int, float]]:
     out: dict[str, dict[int, float]] = {}
-    for mesh in doc.scene().all_meshes():
+    for mesh in scene_of(doc).all_meshes():
         for w in mesh.skin.weights if mesh.skin else []:
             out[w.frame_name] = dict(zip(np.asarray(w.indices).tolist(),
                                          np.asarray(w.weights).tolist(), strict=True))  # fmt: skip
@@ -125,7 +125,7 @@ def test_legacy_file(fmt: str, tmp_path: Path) -> None:
     if fmt == "txt":
         text = out.read_text("ascii")  # ASCII throughout
         assert "template" not in text and "AnimTicksPerSecond" not in text
-    (mesh,) = doc.scene().all_meshes()
+    (mesh,) = scene_of(doc).all_meshes()
     assert np.asarray(mesh.face_sizes).tolist() == [3] * 5  # quad: 2, pentagon: 3
     assert mesh.name == "Mesh"
     weights = _weights(doc)
@@ -153,7 +153,7 @@ def test_d3dx9_keeps_polygons_weights_and_names(tmp_path: Path) -> None:
     export_scene(str(out), ExportOptions())
     assert out.read_bytes()[:16] == b"xof 0303txt 0032"
     doc = read(out)
-    (mesh,) = doc.scene().all_meshes()
+    (mesh,) = scene_of(doc).all_meshes()
     assert sorted(np.asarray(mesh.face_sizes).tolist()) == [4, 5]
     assert sorted(_weights(doc)) == sorted(["Bône", "骨", "B2", "B3", "B4"])
 
@@ -176,7 +176,7 @@ def test_legacy_leaves_out_what_needs_custom_templates(tmp_path: Path) -> None:
     import_files([source])
     out = tmp_path / "rig.legacy.x"
     export_scene(str(out), ExportOptions(compatibility="LEGACY"))
-    doc = read(out).scene()
+    doc = scene_of(read(out))
     assert doc.ticks_per_second is None
     (walk,) = doc.animation_sets
     times = {int(t) for a in walk.animations for tr in a.tracks for t in tr.times}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from xof.addon.scene.anim import position_spline
 from xof.addon.scene.anim.key_sampling import KeyParts, refine_times, sample_parts
-from xof.addon.scene.export.part_keys import part_keys, path_keys, spline_position_keys
+from xof.addon.scene.export.plan.part_keys import part_keys, path_keys, spline_position_keys
 
 POS_TIMES = [0.0, 480.0, 800.0, 1920.0]  # uneven: 3, 2 and 7 frames at 30 fps
 POSITIONS = [[0.2, 0.1, 0.0], [0.6, 0.4, -0.3], [0.1, 0.7, 0.2], [0.5, 0.1, 0.4]]

@@ -13,7 +13,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 import addon_utils  # noqa: E402
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 
 from ..scene_fixtures import reset_blender  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 from xof.addon.xfile.strict import check  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 
 pytestmark = pytest.mark.blender
@@ -129,10 +129,10 @@ def assert_same(a: dict[str, Any], b: dict[str, Any], tick_seconds: float) -> No
 
 def file_keys(path: Path) -> dict[str, np.ndarray]:
     """Every AnimationKey of a file: (frame, key type) -> times and values."""
-    from xof.addon.xfile import read
+    from xof.addon.xfile import read, scene_of
 
     out = {}
-    for aset in read(path).scene().animation_sets:
+    for aset in scene_of(read(path)).animation_sets:
         for anim in aset.animations:
             for track in anim.tracks:
                 key = f"{aset.name}|{anim.frame_name}|{track.key_type}"

@@ -95,10 +95,10 @@ def test_spline_parts_keep_their_own_key_times(tmp_path: Path) -> None:
     """Regression: the Wave set's Hip has spline positions and rotations at different times;
     the exporter wrote the union (plus slerp samples) for every part, so the re-import saw
     another curve and no common key spacing (24 fps guessed instead of 30)."""
-    from xof.addon.xfile import read
+    from xof.addon.xfile import read, scene_of
 
     before, after, result = round_trip(_fixture("character", tmp_path), tmp_path, "txt", 32)
-    wave = next(s for s in read(result.filepath).scene().animation_sets if s.name == "Wave")
+    wave = next(s for s in scene_of(read(result.filepath)).animation_sets if s.name == "Wave")
     hip = next(a for a in wave.animations if a.frame_name == "Hip")
     times = {t.key_type: np.asarray(t.times).tolist() for t in hip.tracks}
     assert times[2] == [0, 480, 800, 1920]
@@ -119,12 +119,12 @@ def test_cloth_round_trip_keeps_masses_and_springs(tmp_path: Path) -> None:
 
 def test_wide_rotation_writes_only_the_file_keys(tmp_path: Path) -> None:
     """Blender holds the importer's slerp samples; the file gets the three keys back."""
-    from xof.addon.xfile import read
+    from xof.addon.xfile import read, scene_of
 
     before, after, result = round_trip(_fixture("wide_rotation", tmp_path), tmp_path, "txt", 32)
     curve = next(v for k, v in before["curves"].items() if "rotation_quaternion|0" in k)
     assert len(curve) > 3  # 90 degrees in one span: the importer added samples
-    (aset,) = read(result.filepath).scene().animation_sets
+    (aset,) = scene_of(read(result.filepath)).animation_sets
     (anim,) = aset.animations
     times = {t.key_type: np.asarray(t.times).tolist() for t in anim.tracks}
     assert times[0] == [0, 1600, 2400]

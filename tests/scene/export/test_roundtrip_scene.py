@@ -17,9 +17,9 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.export.animation_export import action_slots, fcurves_of  # noqa: E402
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.scene.export.options import ExportOptions  # noqa: E402
+from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from .. import morph_fixtures as morphs  # noqa: E402
 from ..roundtrip_scenes import rig60_text  # noqa: E402
@@ -276,7 +276,7 @@ def test_baked_cape_on_a_character_plays_its_bake_with_live_cloth_off(
             "FINISHED"
         }
         text = (tmp_path / "out.x").read_text("ascii")
-        (morph_set,) = read(tmp_path / "out.x").scene().morph_sets
+        (morph_set,) = scene_of(read(tmp_path / "out.x")).morph_sets
         fps = scene.render.fps / scene.render.fps_base
         ms = [round((f - scene.frame_start) * 1000 / fps) for f in [keys[0] - 1, *keys]]
         assert [k.time_ms for k in morph_set.keys] == ms
@@ -321,7 +321,7 @@ def test_shape_key_bake_round_trips_as_a_morph_set(tmp_path: Path) -> None:
             baked[f] = _world_positions(flag)
         out = tmp_path / "out.x"
         assert bpy.ops.export_scene.x(filepath=str(out), bake_step=3) == {"FINISHED"}
-        scene_data = read(out).scene()
+        scene_data = scene_of(read(out))
         (morph_set,) = scene_data.morph_sets
         (frame,) = [f for f in scene_data.frames if f.name == "Flag"]
         assert morph_set.keys[0].mesh_name == frame.meshes[0].name  # the base mesh first

@@ -23,9 +23,8 @@ def reader_ready() -> bool:
     if importlib.util.find_spec("xof.addon.xfile.reader") is None:
         return False
     from xof.addon.xfile import views
-    from xof.addon.xfile.document import XDocument
 
-    return hasattr(views, "scene_data") or hasattr(XDocument, "scene")
+    return hasattr(views, "scene_of")
 
 
 def target_file(names_and_seeds: dict[str, tuple[int, int]]) -> MorphFixture:
@@ -78,7 +77,7 @@ def test_operator_takes_several_files_and_deduplicates_names(active_mesh, tmp_pa
     for name, fixture in files.items():
         fixture.write(tmp_path / name)
     by_path = {str(tmp_path / n): f for n, f in files.items()}
-    monkeypatch.setattr(morph_keys, "scene_of", lambda p: by_path[str(p)].scene_data())
+    monkeypatch.setattr(morph_keys, "scene_of_file", lambda p: by_path[str(p)].scene_data())
     result = bpy.ops.xof.shape_keys_from_x(
         directory=str(tmp_path), files=[{"name": "a.x"}, {"name": "b.x"}]
     )
@@ -92,13 +91,13 @@ def test_operator_takes_several_files_and_deduplicates_names(active_mesh, tmp_pa
 def test_operator_scale_and_nothing_matching(active_mesh, tmp_path, monkeypatch):
     fixture = target_file({"Big": (61, 12)})
     path = fixture.write(tmp_path / "big.x")
-    monkeypatch.setattr(morph_keys, "scene_of", lambda p: fixture.scene_data())
+    monkeypatch.setattr(morph_keys, "scene_of_file", lambda p: fixture.scene_data())
     assert bpy.ops.xof.shape_keys_from_x(filepath=str(path), global_scale=2.0) == {"FINISHED"}
     want = 2.0 * fixture.meshes["Big"][:, [0, 2, 1]]
     np.testing.assert_allclose(block_positions(active_mesh, "Big"), want, atol=1e-5)
 
     odd = target_file({"Odd": (62, 9)})
-    monkeypatch.setattr(morph_keys, "scene_of", lambda p: odd.scene_data())
+    monkeypatch.setattr(morph_keys, "scene_of_file", lambda p: odd.scene_data())
     with pytest.raises(RuntimeError, match="12 vertices"):
         bpy.ops.xof.shape_keys_from_x(filepath=str(path))
 

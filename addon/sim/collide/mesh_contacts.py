@@ -1,0 +1,158 @@
+"""The narrow phase of a triangle-surface collider: from candidate point-triangle pairs,
+each point's one contact over a substep (``MeshCollider.find``).
+
+Every pair gets its closest point (closest feature: face, edge or vertex, whose normal is the
+push direction) and a swept test: a point whose path crosses the triangle's plane inside the
+triangle (both moving linearly over the substep) is pushed back to the side it came from,
+whatever the distance it ended at. Each point takes its earliest crossing, else its nearest
+triangle in reach.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mesh.rows import take_columns
+from ..mesh.triangle_geometry import closest_points, dot, inside_triangle
+from .surface_pairs import AnchoredPairs
+from .surface_pose import SurfacePose
+
+TINY_DISTANCE = 1e-9
+# triangles this close to a point's nearest one (squared distances: a share, and 1 um^2)
+# tie for deciding its side
+TIE_SHARE, TIE_SQUARED = 2e-3, 1e-12
+
+
+def closest_contacts(
+    pairs: AnchoredPairs,
+    pos: np.ndarray,
+    prev: np.ndarray | None,
+    reach: float,
+    limit: float,
+    one_sided: bool,
+    end: SurfacePose,
+    start: SurfacePose,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One contact per point of ``pairs`` in reach: ids ``(k,)``, outward normals ``(3, k)``,
+    pushes ``(k,)`` and the surface's motion at the contact over the substep ``(3, k)``.
+
+    ``end`` and ``start``: the surface's poses at the substep's end and start (the same
+    object when it stands still); ``limit``: how far behind the surface a point is pushed
+    out. Pairs whose point neither crossed the triangle's plane nor is within reach of both
+    that plane and the triangle's bounding ball are dropped before the closest points.
+    """
+    dtype = pos.dtype
+    tri = pairs.tri
+    p1 = take_columns(pos, pairs.point).astype(np.float32, copy=False)
+    planes = end.plane_columns(tri)
+    n1 = planes[0:3]
+    s1 = dot(n1, p1) - planes[3]
+    p0 = p1 if prev is None else take_columns(prev, pairs.point).astype(np.float32)
+    if prev is None:
+        s0 = s1
+    elif start is end:
+        s0 = dot(n1, p0) - planes[3]
+    else:
+        planes0 = start.plane_columns(tri)
+        s0 = dot(planes0[0:3], p0) - planes0[3]
+    side = np.ones_like(s1) if one_sided else np.where(s0 >= 0, 1.0, -1.0).astype(s1.dtype)
+    height = side * s1
+    crossed = (side * s0 >= 0) & (height < 0)
+    off_centre = p1 - planes[4:7]
+    ball = planes[7] + np.float32(max(reach, limit))
+    in_ball = dot(off_centre, off_centre) <= ball * ball
+    live = np.flatnonzero(((height < reach) & (height > -limit) & in_ball) | crossed)
+    if not live.size:
+        return no_contacts(dtype)
+
+    live_tri = tri[live]
+    c1 = end.corner_columns(live_tri)
+    c0 = c1 if start is end else start.corner_columns(live_tri)
+    p = p1[:, live]
+    q, bary, on_face = closest_points(p, *c1)
+    e = p - q
+    dist = np.sqrt(dot(e, e))
+    normal_live = n1[:, live]
+    if one_sided or prev is None:
+        side_live = side[live]
+        h = height[live]
+        crossed_live = crossed[live]
+    else:  # a point's side of a two-sided surface: the same for all of its triangles
+        side_live = _point_sides(pairs, live, p0[:, live], c0, s0[live])
+        h = side_live * s1[live]
+        crossed_live = (side_live * s0[live] >= 0) & (h < 0)
+    flat = on_face | (dist <= TINY_DISTANCE)
+    # beside an edge or a corner: a one-sided surface's front is the normals' side; on a
+    # two-sided one the side is ill-defined there (a point near the plane beyond an edge
+    # flips sides with the slightest turn), so the push is along the feature, away
+    proper = flat | (dot(e, normal_live) * side_live >= 0) | (not one_sided)
+    gap = np.where(flat, h, np.where(proper, dist, -dist))
+    key = np.full(live.size, np.inf, dtype=np.float32)
+    cross_at = np.flatnonzero(crossed_live)
+    if cross_at.size:  # swept: where the path meets the moving plane, inside the triangle?
+        c = live[cross_at]
+        u = s0[c] / (s0[c] - s1[c])
+        x = p0[:, c] + (p1[:, c] - p0[:, c]) * u
+        corners = []
+        for k in range(3):
+            hi, lo = c1[k][:, cross_at], c0[k][:, cross_at]
+            corners.append(lo + (hi - lo) * u)
+        hit = inside_triangle(x, *corners)
+        chosen = cross_at[hit]
+        key[chosen] = u[hit] - 2.0  # the earliest crossing first
+        gap[chosen] = h[chosen]  # back in front of the plane it crossed
+        flat[chosen] = True
+    reached = (gap < reach) & (gap > -limit) & np.isinf(key)
+    key[reached] = np.abs(gap[reached])
+    every = np.full(pairs.count, np.inf, dtype=np.float32)
+    every[live] = key
+    best_pairs = pairs.best(every)
+    if not best_pairs.size:
+        return no_contacts(dtype)
+    b = np.searchsorted(live, best_pairs)
+    normal = side_live[b] * normal_live[:, b]
+    edge_like = ~flat[b]
+    if edge_like.any():
+        pick = b[edge_like]
+        normal[:, edge_like] = e[:, pick] * (np.where(proper[pick], 1.0, -1.0) / dist[pick])
+    push = (reach - gap[b]).astype(dtype)
+    if start is end:
+        motion = np.zeros((3, b.size), dtype=np.float32)
+    else:
+        w = bary[:, b]
+        motion = sum((c1[k][:, b] - c0[k][:, b]) * w[k] for k in range(3))
+    return pairs.point[best_pairs], normal.astype(dtype), push, motion.astype(dtype)
+
+
+def _point_sides(
+    pairs: AnchoredPairs,
+    live: np.ndarray,
+    p0: np.ndarray,
+    c0: tuple[np.ndarray, np.ndarray, np.ndarray],
+    s0: np.ndarray,
+) -> np.ndarray:
+    """Per live pair, the side of the surface its point started on: the side of the plane of
+    the point's nearest live triangle at the start. A plane's own side misleads beyond the
+    triangle's edges: a point outside a closed surface is behind the planes of faces it is
+    not over, and would be pushed in through them. Nearest to an edge or a corner several
+    triangles tie; the one whose plane the point is farthest from decides (the point under
+    a box's edge lies on the side face's plane, so its sign there is rounding)."""
+    q0, _, _ = closest_points(p0, *c0)
+    e0 = p0 - q0
+    d2 = dot(e0, e0)
+    key = np.full(pairs.count, np.inf, dtype=np.float32)
+    key[live] = d2
+    nearest = pairs.best(key)  # one pair a point with live pairs, sorted by point
+    owner = np.searchsorted(pairs.point[nearest], pairs.point[live])
+    closest = d2[np.searchsorted(live, nearest)][owner]
+    tied = d2 <= closest * np.float32(1.0 + TIE_SHARE) + np.float32(TIE_SQUARED)
+    key[:] = np.inf
+    key[live[tied]] = -np.abs(s0[tied])
+    deciding = pairs.best(key)  # again one pair a point, the same points
+    sides = np.where(s0[np.searchsorted(live, deciding)] >= 0, 1.0, -1.0).astype(s0.dtype)
+    return sides[owner]
+
+
+def no_contacts(dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    empty = np.zeros((3, 0), dtype=dtype)
+    return np.zeros(0, dtype=np.int64), empty, np.zeros(0, dtype=dtype), empty.copy()

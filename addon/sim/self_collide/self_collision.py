@@ -1,0 +1,470 @@
+"""Self-collision: cloth points kept ``distance`` away from the cloth's own triangles.
+
+Pairs are a point and a triangle that does not contain it; pairs closer than
+``excluded_at_rest`` distances in the rest shape (the neighbouring triangles of a fine mesh)
+are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
+would carry thousands of useless pairs). Each substep every candidate pair gets
+its closest point and a swept test as for a collider surface (``mesh_collider.py``): a
+point stays on the side of the triangle it was on at the substep's start, and a point whose
+path crossed the triangle inside it is put back on that side. The correction of a contact
+moves the point and the triangle's three corners apart along the contact normal, shared by
+inverse mass (a pinned point does not move) and by the barycentric weights of the closest
+point, so the pair ends ``distance`` apart; contacts of one point are one (its earliest
+crossing, else its nearest triangle), and corrections meeting at a point are averaged.
+
+Candidates are found again when a point has moved more than a slack since they were found,
+within the distance and twice the slack (both the point and the triangle may have moved by
+the slack): ``patch_tree.PatchTree`` names the leaf patches where such pairs may be, without
+enumerating the rest-shape neighbours of flat or merely wrinkled cloth; points of no
+triangle are looked up in a grid of the triangles' boxes (``broad_phase.box_pairs``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collide.broad_phase import box_pairs
+from ..collide.candidates import Candidates
+from ..collide.colliders import Scratch
+from ..mesh.rows import take_columns
+from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
+from ..model import ClothModel
+from ..settings import SimSettings
+from .patch_tree import PatchTree
+from .tangles import TangleFinder
+
+TINY_DISTANCE = 1e-9
+SLACK_MIN, SLACK_MAX = 0.25, 0.5  # bounds of the slack, in distances
+SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's motion
+# a query's fixed cost (the tree walk, the cloth-wide arrays) in pairs a point, for the
+# choice of the slack (``cheapest_slack``)
+QUERY_PAIRS_PER_POINT = 4.0
+# pairs closer than this at rest (in distances) are never candidates: the distance plus
+# twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
+EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
+# on a fine mesh (median edge at most FINE_EDGE distances) pairs closer than
+# EXCLUDED_FINE distances at rest are left out, ramping down to EXCLUDED_AT_REST at
+# COARSE_EDGE: a squeezed or wrinkled fine cloth then brings no rest-shape neighbours
+# into reach (only a fold does), and what is left out lies within two distances of a
+# fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
+# mesh a pair one row across a tight fold still counts
+EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
+# a bound decides a pair alone only this clear of its threshold (squared): float rounding
+# of the bound cannot then disagree with the exact test
+RELATIVE_SURE = 1.0 + 1e-4
+
+
+class SelfCollision:
+    """Keeps a cloth from passing through itself; use as a collider of the XPBD solver."""
+
+    friction: float | None = 0.0
+
+    def __init__(
+        self,
+        triangles: np.ndarray,
+        rest_positions: np.ndarray,
+        inverse_masses: np.ndarray,
+        distance: float = 0.015,
+    ) -> None:
+        rest = np.asarray(rest_positions, dtype=np.float64)
+        tri = np.asarray(triangles)
+        if tri.ndim != 2 or tri.shape[1] != 3 or not np.issubdtype(tri.dtype, np.integer):
+            raise ValueError(f"self-collision triangles must be (T, 3) integers, got {tri.shape}")
+        tri = tri.astype(np.int64)
+        if tri.size and (tri.min() < 0 or tri.max() >= len(rest)):
+            raise ValueError(f"self-collision triangle corner out of range 0..{len(rest) - 1}")
+        distinct = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+        self.triangles = np.ascontiguousarray(tri[distinct])
+        self.distance = max(float(distance), 0.0) if np.isfinite(distance) else 0.0
+        self.inv_mass = np.asarray(inverse_masses, dtype=np.float32)
+        self.point_count = len(rest)
+        self.rebuilds = 0
+        self._pairs: Candidates | None = None
+        self._slack = 0.0
+        self._reached: np.ndarray | None = None  # the last query's pair distances, sorted
+        self._tri_of: Candidates | None = None  # the pairs _tri_ids/_tri_slot belong to
+        self._tri_ids = self._tri_slot = np.zeros(0, dtype=np.int64)
+        self._ids = np.arange(len(rest))
+        self._rest = np.ascontiguousarray(rest.T, dtype=np.float32)  # (3, N)
+        self.tree = PatchTree(self.triangles, rest)
+        self.tangles = TangleFinder(self.triangles, len(rest))
+        self.tangled_points = 0  # points left out as gone through, at the last substep
+        self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
+        self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
+        self._rest_centre, self._rest_bound = _spheres(
+            self._rest, self.tree.triangles, self.excluded
+        )
+
+    def _pairs_within(
+        self, positions: np.ndarray, grow: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs (point, triangle not containing it, not excluded) within ``grow`` of each
+        other at ``positions`` ``(N, 3)``, in (point, triangle) order, and their distances.
+
+        The patch tree names the leaf pairs where such pairs may be; their point-triangle
+        pairs then go through the other leaf's box, the triangles' bounding spheres now and
+        at rest (most pairs are decided there), the rest distance and the closest point."""
+        tree = self.tree
+        excluded = self.excluded
+        ex2 = np.float32(excluded * excluded)
+        leaf_a, leaf_b = tree.leaf_pairs(positions, grow, excluded)
+        # both ways between two leaves, once within one
+        other = leaf_a != leaf_b
+        p_leaf = np.concatenate([leaf_a, leaf_b[other]])
+        t_leaf = np.concatenate([leaf_b, leaf_a[other]])
+        xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
+        rest = self._rest
+        # each point against the other leaf's box: near it now, and not all of it near at
+        # rest; "sure" when all of the leaf is beyond the exclusion at rest (no rest test)
+        sizes = np.diff(tree.point_bounds)[p_leaf]
+        slot = np.repeat(tree.point_bounds[p_leaf] - np.cumsum(sizes) + sizes, sizes)
+        slot += np.arange(slot.size)
+        point = tree.points[slot]
+        t_leaf = np.repeat(t_leaf, sizes)
+        node = t_leaf + tree.leaf_base
+        keep = np.ones(point.size, dtype=bool)
+        far = np.zeros(point.size, dtype=np.float32)
+        near = np.zeros(point.size, dtype=np.float32)
+        g = np.float32(grow)
+        for k in range(3):  # float32 bounds: no float64 copies of the gathered columns
+            c = np.take(xs[k], point)
+            keep &= c >= np.take((tree.lo[:, k] - g).astype(np.float32), node)
+            keep &= c <= np.take((tree.hi[:, k] + g).astype(np.float32), node)
+            r = np.take(rest[k], point)
+            below = r - np.take(tree.rest_lo[:, k].astype(np.float32), node)
+            above = np.take(tree.rest_hi[:, k].astype(np.float32), node) - r
+            span = np.maximum(below, above)
+            far += span * span
+            gap = np.maximum(np.maximum(-below, -above), 0.0)
+            near += gap * gap
+        keep &= far > ex2
+        point, t_leaf, sure = point[keep], t_leaf[keep], near[keep] > ex2 * RELATIVE_SURE
+        t0 = tree.tri_bounds[t_leaf]
+        sizes = tree.tri_bounds[t_leaf + 1] - t0
+        tri = np.repeat(t0 - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        point = np.repeat(point, sizes)
+        sure = np.repeat(sure, sizes)
+        if tree.loose.size:  # points of no triangle: against every triangle's box
+            corners = positions[tree.triangles]
+            found, hit = box_pairs(
+                positions[tree.loose], corners.min(axis=1) - grow, corners.max(axis=1) + grow
+            )
+            point = np.concatenate([point, tree.loose[found]])
+            tri = np.concatenate([tri, hit])
+            sure = np.concatenate([sure, np.zeros(found.size, dtype=bool)])
+        self.raw_pairs = int(point.size)
+        # bounding spheres of the triangles (centroid, farthest corner) now and at rest: a
+        # pair beyond the reach of the sphere now is dropped, one within the exclusion of
+        # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
+        # at rest; only the rest between the two bounds at rest get their closest points
+        centre, bound = _spheres(xs, tree.triangles, grow)
+        e2 = np.zeros(point.size, dtype=np.float32)
+        r2 = np.zeros(point.size, dtype=np.float32)
+        for k in range(3):
+            e = np.take(xs[k], point) - np.take(centre[k], tri)
+            e2 += e * e
+            e = np.take(rest[k], point) - np.take(self._rest_centre[k], tri)
+            r2 += e * e
+        keep = (e2 < np.take(bound, tri)) & (sure | (r2 * np.float32(RELATIVE_SURE) >= ex2))
+        point, tri, sure, r2 = point[keep], tri[keep], sure[keep], r2[keep]
+        sure |= r2 > np.take(self._rest_bound, tri)
+        corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
+        # far enough apart at rest to count (nearer pairs would push a still cloth apart)
+        mixed = np.flatnonzero(~sure)
+        if mixed.size:
+            pm = point[mixed]
+            cm = [corner[mixed] for corner in corners]
+            own = (cm[0] != pm) & (cm[1] != pm) & (cm[2] != pm)
+            pr = rest[:, pm]
+            q, _, _ = closest_points(pr, *(rest[:, corner] for corner in cm))
+            e = pr - q
+            sure[mixed] = own & (dot(e, e) >= ex2)
+        point, tri = point[sure], tri[sure]
+        corners = [corner[sure] for corner in corners]
+        p = xs[:, point]
+        q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
+        e = p - q
+        dist = np.sqrt(dot(e, e))
+        keep = dist < grow
+        tri = tree.order[tri[keep]]
+        point, dist = point[keep], dist[keep]
+        # in (point, triangle) order whatever the tree's, so contacts sum in a fixed order
+        order = np.argsort(point * len(self.triangles) + tri)
+        return point[order], tri[order], dist[order]
+
+    def begin_substep(self, t0: float, t1: float) -> None:
+        """Nothing to interpolate: the triangles are the cloth's own."""
+
+    def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> tuple:
+        """Not a one-sided push: self-collision moves both ends (``resolve_positions``)."""
+        raise NotImplementedError("self-collision resolves its own contacts")
+
+    def resolve_positions(
+        self,
+        pos: np.ndarray,
+        prev: np.ndarray,
+        movable: np.ndarray,
+        margin: float,
+        friction: float,
+        scratch: Scratch | None = None,
+    ) -> int:
+        """Push points and triangles apart (see the module); returns the contact count."""
+        d = self.distance
+        if d <= 0.0 or not len(self.triangles):
+            return 0
+        pairs = self._candidates(pos, prev, d)
+        if pairs is None:
+            return 0
+        # the planes of the candidates' triangles only (each once), not of the whole cloth
+        if self._tri_of is not pairs:
+            self._tri_ids, self._tri_slot = np.unique(pairs.tri, return_inverse=True)
+            self._tri_of = pairs
+        tri = self._tri_slot
+        own = self.triangles[self._tri_ids]
+        end_planes = _planes(pos, own)
+        start_planes = _planes(prev, own)
+        p1 = take_columns(pos, pairs.point)
+        p0 = take_columns(prev, pairs.point)
+        n1 = np.take(end_planes[0], tri, axis=1)
+        s1 = dot(n1, p1) - np.take(end_planes[1], tri)
+        s0 = dot(np.take(start_planes[0], tri, axis=1), p0) - np.take(start_planes[1], tri)
+        side = np.where(s0 >= 0, 1.0, -1.0).astype(np.float32)
+        height = side * s1
+        crossed = height < 0
+        near = (height < d) | crossed
+        # a part that went through the cloth is let back out: its pairs are left out
+        tangled = self.tangles.tangled(pairs.point, pairs.tri, s0, prev, self.triangles)
+        self.tangled_points = 0 if tangled is None else int(tangled.sum())
+        if tangled is not None:
+            near &= ~tangled[pairs.point]
+            for corner in pairs.corners:
+                near &= ~tangled[corner]
+        live = np.flatnonzero(near)
+        if not live.size:
+            return 0
+        ids = [corner[live] for corner in pairs.corners]
+        c1 = [take_columns(pos, k) for k in ids]
+        p = p1[:, live]
+        q, bary, on_face = closest_points(p, *c1)
+        e = p - q
+        dist = np.sqrt(dot(e, e))
+        normal_live = n1[:, live]
+        side_live = side[live]
+        h = height[live]
+        flat = on_face | (dist <= TINY_DISTANCE)
+        # beside an edge or a corner the side is ill-defined (a point near the plane beyond
+        # an edge flips sides with the slightest turn): push apart along the feature
+        proper = np.ones_like(flat)
+        gap = np.where(flat, h, np.where(proper, dist, -dist))
+        key = np.full(live.size, np.inf, dtype=np.float32)
+        cross_at = np.flatnonzero(crossed[live])
+        if cross_at.size:
+            c = live[cross_at]
+            u = s0[c] / (s0[c] - s1[c])
+            x = p0[:, c] + (p1[:, c] - p0[:, c]) * u
+            corners = []
+            for k in range(3):
+                hi = c1[k][:, cross_at]
+                lo = take_columns(prev, ids[k][cross_at])
+                corners.append(lo + (hi - lo) * u)
+            hit = inside_triangle(x, *corners)
+            chosen = cross_at[hit]
+            key[chosen] = u[hit] - 2.0
+            gap[chosen] = h[chosen]
+            flat[chosen] = True
+        reached = (np.abs(gap) < d) & np.isinf(key)
+        key[reached] = np.abs(gap[reached])
+        every = np.full(pairs.count, np.inf, dtype=np.float32)
+        every[live] = key
+        best_pairs = pairs.best(every)
+        if not best_pairs.size:
+            return 0
+        b = np.searchsorted(live, best_pairs)
+        normal = side_live[b] * normal_live[:, b]
+        edge_like = ~flat[b]
+        if edge_like.any():
+            pick = b[edge_like]
+            normal[:, edge_like] = e[:, pick] * (np.where(proper[pick], 1.0, -1.0) / dist[pick])
+        depth = (d - gap[b]).astype(np.float32)
+        crossed_best = key[b] < 0
+        ids = [pairs.point[best_pairs]] + [corner[best_pairs] for corner in pairs.corners]
+        weights = bary[:, b]
+        # crossings first and on their own: averaged with nearby proximity pushes they would
+        # leave the point on the wrong side; proximity contacts touching a point a crossing
+        # moved wait for the next substep
+        locked = self._apply(
+            pos,
+            [i[crossed_best] for i in ids],
+            normal[:, crossed_best],
+            depth[crossed_best],
+            weights[:, crossed_best],
+        )
+        rest = ~crossed_best
+        if locked is not None:
+            rest &= ~(locked[ids[0]] | locked[ids[1]] | locked[ids[2]] | locked[ids[3]])
+        self._apply(pos, [i[rest] for i in ids], normal[:, rest], depth[rest], weights[:, rest])
+        return int(best_pairs.size)
+
+    def _apply(
+        self,
+        pos: np.ndarray,
+        ids: list[np.ndarray],
+        normal: np.ndarray,
+        depth: np.ndarray,
+        weights: np.ndarray,
+    ) -> np.ndarray | None:
+        """Move each contact's point (``ids[0]``) along ``normal`` and its corners
+        (``ids[1:]``, barycentric ``weights`` ``(3, k)``) against it, so the gap closes by
+        ``depth``; corrections meeting at a point are averaged. Returns which points were
+        moved ``(N,)`` bool, or None for no contact."""
+        if not depth.size:
+            return None
+        w = self.inv_mass
+        gains = [np.ones_like(depth)] + [-weights[k] for k in range(3)]
+        inv = [w[i] for i in ids]
+        denom = inv[0] + sum(g * g * wi for g, wi in zip(gains[1:], inv[1:], strict=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.where(denom > 0, depth / denom, 0.0).astype(np.float32)
+        n = self.point_count
+        all_ids = np.concatenate(ids)
+        count = np.bincount(all_ids, minlength=n).astype(np.float32)
+        moved = np.zeros((n, 3), dtype=np.float32)
+        for axis in range(3):
+            amounts = np.concatenate(
+                [g * wi * scale * normal[axis] for g, wi in zip(gains, inv, strict=True)]
+            )
+            moved[:, axis] = np.bincount(all_ids, weights=amounts, minlength=n)
+        touched = np.flatnonzero(count)
+        pos[touched, :3] += moved[touched] / count[touched, None]
+        return count > 0
+
+    def _candidates(self, pos: np.ndarray, prev: np.ndarray, d: float) -> Candidates | None:
+        """All pairs found again once any point moved beyond the slack (a moved corner
+        changes its triangle's pairs with points that stayed put). Only motion beyond the
+        cloth's best-fit rigid motion counts: a turn or a shift changes no distance within
+        it (a cape turning with the body keeps its pairs)."""
+        pairs = self._pairs
+        if pairs is not None and pairs.reach == d and pairs.built is not None:
+            moved = moved_rigidly(pairs.built, pos[:, :3])
+            moved *= moved
+            far = (moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)
+            if far <= self._slack * self._slack:
+                return pairs if pairs.count else None
+        upper = slack_for(pos, prev, d)
+        slack = cheapest_slack(upper, d, self._reached, self._slack, self.point_count)
+        self._slack = slack
+        pairs = self._pairs = Candidates(self.triangles, d)
+
+        def query(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            positions = np.asarray(pos[:, :3], dtype=np.float64)
+            point, tri, dist = self._pairs_within(positions, d + 2.0 * slack)
+            keep = dist < d + 2.0 * slack
+            self._reached = np.sort(dist[keep])
+            return point[keep], tri[keep], np.full(ids.size, slack, dtype=np.float32)
+
+        pairs.refresh(pos, None, self._ids, query)
+        self.rebuilds += 1
+        return pairs if pairs.count else None
+
+
+def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -> float:
+    """The rest distance (in ``distance`` units) within which pairs are left out, from the
+    mesh's median edge (see ``EXCLUDED_FINE``)."""
+    if not len(triangles) or distance <= 0.0:
+        return EXCLUDED_AT_REST
+    corners = rest[triangles]
+    edges = np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2)
+    edge = float(np.median(edges)) / distance
+    ramp = np.clip((COARSE_EDGE - edge) / (COARSE_EDGE - FINE_EDGE), 0.0, 1.0)
+    return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
+
+
+def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
+    """Each point's motion ``(N, 3)`` float32 from ``built`` to ``here`` (``(N, 3)``) after
+    the best-fit rigid motion of all of them is taken out (Kabsch: the rotation from the
+    SVD of the covariance). Any rotation would do for the pairs' distances, which no
+    rotation or shift changes; the best fit leaves the least motion to count."""
+    b = np.asarray(built, dtype=np.float64)
+    x = np.asarray(here, dtype=np.float64)
+    cb, cx = b.mean(axis=0), x.mean(axis=0)
+    b = b - cb
+    x = x - cx
+    u, _, vt = np.linalg.svd(b.T @ x)
+    if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
+        u[:, -1] = -u[:, -1]
+    moved = x @ (u @ vt).T - b  # here turned back onto built, minus built
+    return moved.astype(np.float32)
+
+
+def cheapest_slack(
+    upper: float, scale: float, reached: np.ndarray | None, last: float, points: int
+) -> float:
+    """The slack between ``SLACK_MIN`` times ``scale`` and ``upper`` with the least query
+    cost a substep: (a query's fixed cost + its pairs) over the slack (how long its pairs
+    last), the pairs within each reach counted from the last query's sorted distances
+    ``reached`` (found within ``scale + 2 last``) and, beyond that reach, grown at the rate
+    they grew over its last 15 %. A crumpled cloth has many pairs just beyond the distance:
+    there a smaller slack and more frequent queries cost less; a sparse one keeps ``upper``."""
+    low = SLACK_MIN * scale
+    if reached is None or upper <= low or last <= 0.0:
+        return upper
+    slack = np.linspace(low, upper, 6)
+    reach = scale + 2.0 * slack
+    last_reach = scale + 2.0 * last
+    within = np.searchsorted(reached, reach).astype(np.float64)
+    total = float(reached.size)
+    inner = float(np.searchsorted(reached, 0.85 * last_reach))
+    rate = np.clip(np.log(max(total, 1.0) / max(inner, 1.0)) / -np.log(0.85), 3.0, 12.0)
+    beyond = reach > last_reach
+    within[beyond] = total * (reach[beyond] / last_reach) ** rate
+    cost = (QUERY_PAIRS_PER_POINT * points + within) / slack
+    return float(slack[int(np.argmin(cost))])
+
+
+def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
+    """How far points may move before pairs are found again: a few substeps of the fastest
+    point's motion, between ``SLACK_MIN`` and ``SLACK_MAX`` times ``scale``."""
+    moved = np.asarray(pos[:, :3] - prev[:, :3], dtype=np.float32)
+    moved *= moved
+    step = float(np.sqrt((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)))
+    return min(max(SLACK_STEPS * step, SLACK_MIN * scale), SLACK_MAX * scale)
+
+
+def _spheres(xs: np.ndarray, triangles: np.ndarray, grow: float) -> tuple[np.ndarray, np.ndarray]:
+    """Centroids ``(3, T)`` of ``triangles`` at ``xs`` ``(3, N)`` and the squared reach of
+    their bounding spheres grown by ``grow`` ``(T,)`` (float32, a little wide: see
+    ``RELATIVE_SURE``)."""
+    x = [xs[:, triangles[:, k]] for k in range(3)]
+    centre = (x[0] + x[1] + x[2]) / np.float32(3.0)
+    radius2 = np.maximum(
+        np.maximum(dot(x[0] - centre, x[0] - centre), dot(x[1] - centre, x[1] - centre)),
+        dot(x[2] - centre, x[2] - centre),
+    )
+    reach = np.sqrt(radius2) + np.float32(grow)
+    return centre, (reach * reach * np.float32(RELATIVE_SURE)).astype(np.float32)
+
+
+def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals ``(3, T)`` and plane offsets ``(T,)`` of the cloth's triangles."""
+    a, b, c = (take_columns(rows, triangles[:, k]) for k in range(3))
+    normals = unit_normals(a, b, c)
+    return normals, dot(normals, a)
+
+
+def self_collision_for(
+    model: ClothModel, settings: SimSettings, triangles: np.ndarray | None, warnings: list[str]
+) -> tuple[SelfCollision, ...]:
+    """The self-collision the settings ask for, as a one-entry collider tuple (or none)."""
+    if not settings.self_collision or settings.self_distance <= 0.0:
+        return ()
+    if settings.solver != "XPBD":
+        warnings.append("self-collision needs the XPBD solver: off")
+        return ()
+    if triangles is None or not len(triangles):
+        warnings.append("self-collision needs the cloth's triangles: off")
+        return ()
+    return (
+        SelfCollision(
+            triangles, model.rest_positions, model.inverse_masses, settings.self_distance
+        ),
+    )
