@@ -98,6 +98,13 @@ def build_scene(
         first = result.meshes[meshes_before] if len(result.meshes) > meshes_before else None
         _unused_materials(scene, materials, first, result)
     result.materials.extend(materials.created)
+    if materials.zero_alpha:
+        names = ", ".join(repr(n) for n in materials.zero_alpha[:5])
+        more = f" and {len(materials.zero_alpha) - 5} more" if len(materials.zero_alpha) > 5 else ""
+        result.notes.append(
+            f"{len(materials.zero_alpha)} material(s) with diffuse alpha 0 ({names}{more}) shown "
+            "opaque, as D3D draws them without blending; the file's value is kept for export"
+        )
     result.images.extend(textures.created)
     result.warnings.extend(textures.warnings)
     if bpy.context.view_layer is not None:

@@ -1,7 +1,9 @@
 """Material -> a Principled BSDF material (shared materials built once per import).
 
 Mapping (D3D fixed-function -> Principled):
-- faceColor RGB -> Base Color, faceColor A -> Alpha (and the viewport colour);
+- faceColor RGB -> Base Color, faceColor A -> Alpha (and the viewport colour); an alpha of
+  exactly 0 is opaque: Microsoft's exporters wrote 0 and D3D draws such a material solid
+  unless the program turns blending on (the SDK's own samples show them so);
 - power (Phong exponent) -> Roughness via ``alpha = sqrt(2 / (power + 2))``,
   ``roughness = sqrt(alpha)`` (Phong <-> Beckmann equivalence; Blender's roughness is the
   square root of the microfacet alpha); power 0 gives roughness 1;
@@ -62,14 +64,15 @@ def build_material(
 ) -> bpy.types.Material:
     """A new material for one Material object."""
     mat = bpy.data.materials.new(name)
-    rgba = _rgb(data.face_color, 4)
+    raw = _rgb(data.face_color, 4)
+    rgba = [*raw[:3], 1.0] if raw[3] == 0.0 else raw  # see the module docstring
     spec = _rgb(data.specular)
     emis = _rgb(data.emissive)
     roughness = phong_power_to_roughness(data.power)
     mat.diffuse_color = rgba
     mat.roughness = roughness
     mat.specular_color = [min(max(c, 0.0), 1.0) for c in spec]
-    mat["xof_face_color"] = rgba
+    mat["xof_face_color"] = raw  # the file's value, written back by the exporter
     mat["xof_power"] = float(data.power)
     mat["xof_specular"] = spec
     mat["xof_emissive"] = emis
@@ -115,6 +118,7 @@ class MaterialCache:
         self.textures = textures
         self._by_key: dict[int, bpy.types.Material] = {}
         self.created: list[bpy.types.Material] = []
+        self.zero_alpha: list[str] = []  # materials whose file alpha 0 was read as opaque
 
     def built(self, obj: object) -> bool:
         """True when the Material object ``obj`` has been built already."""
@@ -127,4 +131,6 @@ class MaterialCache:
             mat = build_material(data, material_name(data, len(self.created)), self.textures)
             self._by_key[key] = mat
             self.created.append(mat)
+            if list(mat["xof_face_color"])[3] == 0.0:
+                self.zero_alpha.append(mat.name)
         return mat
