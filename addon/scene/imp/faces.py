@@ -119,8 +119,38 @@ def _repeats(sizes: np.ndarray, corners: np.ndarray, k: int | None) -> np.ndarra
     return rep | _repeats_in_big_faces(sizes, corners, starts)
 
 
+def _copies(sizes: np.ndarray, corners: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Kept faces with the same vertices as an earlier kept face, in any order (Blender holds
+    one face a vertex set: ``Mesh.validate()`` removes the others).
+
+    Per face size, a key that does not depend on the corner order (power sums of the vertex
+    ids, wrapping in uint64) is sorted; only faces whose key occurs twice are compared exactly.
+    """
+    out = np.zeros(len(sizes), dtype=bool)
+    starts = face_starts(sizes)
+    for size in np.unique(sizes[kept]).tolist():
+        ids = np.flatnonzero(kept & (sizes == size))
+        rows = corners[starts[ids][:, None] + np.arange(size)].astype(np.uint64)
+        square = rows * rows
+        key = rows.sum(axis=1) * np.uint64(0x9E3779B97F4A7C15)
+        key ^= square.sum(axis=1) * np.uint64(0xC2B2AE3D27D4EB4F)
+        key ^= (square * rows).sum(axis=1)
+        ordered = np.sort(key)
+        twice = ordered[1:][ordered[1:] == ordered[:-1]]
+        if not len(twice):
+            continue  # the usual case: no two faces share a key
+        maybe = np.flatnonzero(np.isin(key, twice))
+        exact = np.sort(rows[maybe], axis=1)
+        _, first = np.unique(exact, axis=0, return_index=True)
+        copy = np.ones(len(maybe), dtype=bool)
+        copy[first] = False  # the earliest face of each vertex set stays
+        out[ids[maybe[copy]]] = True
+    return out
+
+
 def plan_faces(sizes: np.ndarray, corners: np.ndarray, n_verts: int) -> FacePlan:
-    """Drop faces with < 3 corners, out-of-range or repeated vertices; reverse the winding."""
+    """Drop faces with < 3 corners, out-of-range or repeated vertices, and faces repeating an
+    earlier face's vertices; reverse the winding."""
     sizes = np.asarray(sizes, dtype=np.int64).ravel()
     corners = np.asarray(corners, dtype=np.int64).ravel()
     f = len(sizes)
@@ -141,6 +171,13 @@ def plan_faces(sizes: np.ndarray, corners: np.ndarray, n_verts: int) -> FacePlan
         if rep.any():
             notes.append(f"{int(rep.sum())} face(s) using a vertex twice dropped")
             drop |= rep
+        same = _copies(sizes, corners, ~drop)
+        if same.any():
+            notes.append(
+                f"{int(same.sum())} face(s) repeating an earlier face's vertices dropped "
+                "(Blender holds one face a vertex set; the vertices are kept)"
+            )
+            drop |= same
     kept = ~drop
     uniform = k if k is not None and k >= 3 else None
     return FacePlan(kept, sizes[kept], notes, uniform, sizes)

@@ -160,3 +160,17 @@ def test_more_uv_sets_than_blender_holds_are_skipped_with_a_warning():
     got = np.array([d.vector for d in mesh.uv_layers[7].uv])
     np.testing.assert_allclose(got[:, 0], sets[7][loop_verts, 0], atol=1e-6)
     assert any("past Blender's 8" in w for w in ctx.result.warnings)
+
+
+def test_a_repeated_face_leaves_a_mesh_validate_does_not_change():
+    """tiny.x repeats 3 faces: its mesh had 6841 faces and ``Mesh.validate()`` took it to
+    6838 (the glTF exporter warned on it). Now the import drops the repeats and says so."""
+    faces = [*CUBE_FACES, CUBE_FACES[0][::-1], CUBE_FACES[2]]
+    sizes = np.array([len(f) for f in faces])
+    data = MeshData("Cube", CUBE_VERTS.copy(), sizes, np.concatenate(faces))
+    ctx = build_scene(SceneData(meshes=[data]))
+    (mesh,) = ctx.result.meshes
+    assert len(mesh.vertices) == len(CUBE_VERTS)  # the file's vertices, all kept
+    assert len(mesh.polygons) == len(CUBE_FACES)
+    assert mesh.validate() is False  # nothing left for Blender to fix
+    assert any("2 face(s) repeating" in w for w in ctx.result.warnings)

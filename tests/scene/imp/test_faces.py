@@ -7,11 +7,15 @@ from xof.addon.scene.imp.faces import plan_faces
 
 
 def reference_loops(faces: list[list[int]], n_verts: int) -> tuple[list[int], list[list[int]]]:
-    """Kept faces and their reversed corners, by a plain Python loop."""
-    kept, loops = [], []
+    """Kept faces and their reversed corners, by a plain Python loop: a face repeating an
+    earlier kept face's vertex set, in any order, is dropped as Blender's validate drops it."""
+    kept, loops, seen = [], [], set()
     for i, f in enumerate(faces):
         if len(f) < 3 or min(f) < 0 or max(f) >= n_verts or len(set(f)) != len(f):
             continue
+        if frozenset(f) in seen:
+            continue
+        seen.add(frozenset(f))
         kept.append(i)
         loops.append([f[0], *reversed(f[1:])])
     return kept, loops
@@ -70,3 +74,28 @@ def test_random_uniform_meshes_match_the_reference():
                 rng.integers(-1, n + 1, size=k).tolist() for _ in range(int(rng.integers(1, 9)))
             ]
             check(faces, n)
+
+
+def test_a_repeated_face_is_dropped_in_any_corner_order_with_a_note():
+    """tiny.x and SSR06_model.x repeat faces: Blender's ``Mesh.validate()`` then removed them
+    (6841 -> 6838 faces) and the glTF exporter warned. The first of each vertex set stays."""
+    faces = [[0, 1, 2], [3, 4, 5], [2, 0, 1], [1, 2, 3], [5, 4, 3], [0, 1, 2]]
+    check(faces, 6)
+    sizes = np.array([len(f) for f in faces])
+    plan = plan_faces(sizes, np.array([i for f in faces for i in f]), 6)
+    assert plan.kept.tolist() == [True, True, False, True, False, False]
+    assert plan.notes == [
+        "3 face(s) repeating an earlier face's vertices dropped "
+        "(Blender holds one face a vertex set; the vertices are kept)"
+    ]
+
+
+def test_many_random_faces_with_copies_match_the_reference():
+    rng = np.random.default_rng(13)
+    for k in (3, 4):
+        for _ in range(20):
+            n = k + 3
+            faces = [rng.permutation(n)[:k].tolist() for _ in range(int(rng.integers(1, 30)))]
+            check(faces, n)
+    mixed = [rng.permutation(7)[: int(rng.integers(3, 6))].tolist() for _ in range(60)]
+    check(mixed, 7)
