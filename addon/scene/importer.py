@@ -35,6 +35,7 @@ from .imp.meshes import build_mesh
 from .imp.progress import Progress
 from .imp.textures import TextureLoader
 from .morph.step import MORPH_STEP
+from .morph.targets import targets_across_files
 from .rig.step import RIG_STEP
 
 #: The build steps after meshes, materials and frames, in the order they run.
@@ -52,6 +53,7 @@ def build_scene(
     result: ImportResult | None = None,
     steps: Sequence[BuildStep] | None = None,
     progress: Progress | None = None,
+    targets_later: list[BuildContext] | None = None,
 ) -> BuildContext:
     """Build ``scene`` into ``collection`` (default: the context's). Not transactional alone:
     callers wanting rollback use :func:`import_files` or wrap it in :func:`transaction`."""
@@ -64,7 +66,8 @@ def build_scene(
             raise RuntimeError("no collection to import into")
     conv = options.conversion()
     ctx = BuildContext(
-        scene, options, conv, collection, result, filepath, blender_scene=bpy.context.scene
+        scene, options, conv, collection, result, filepath, blender_scene=bpy.context.scene,
+        targets_later=targets_later,
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
@@ -156,6 +159,8 @@ def import_files(
     result = ImportResult()
     options = options or ImportOptions()
     progress: Progress | None = None
+    # several files' facial targets are grouped together once all are built
+    targets: list[BuildContext] | None = [] if len(paths) > 1 else None
     try:
         with rollback.transaction():
             for path in paths:
@@ -171,10 +176,12 @@ def import_files(
                 build_scene(
                     scene, options, collection,
                     filepath=shown, result=result,
-                    progress=progress,
+                    progress=progress, targets_later=targets,
                 )  # fmt: skip
                 progress.end()
                 progress = None
+            if targets:
+                targets_across_files(targets)
     finally:
         if progress is not None:
             progress.end()

@@ -65,6 +65,9 @@ class BuildContext:
     roots: list[bpy.types.Object] = field(default_factory=list)  # this file's, in the result too
     blender_scene: bpy.types.Scene | None = None
     rig: Rig | None = None  # set by the rig step; None before it or without bones
+    # with several files: where the morph step leaves this file's facial targets, to be
+    # grouped with the other files' once all are built (None: group them now)
+    targets_later: list[BuildContext] | None = None
 
     def add_root(self, obj: bpy.types.Object) -> None:
         """A new top-level object of this file: in the result's objects and roots."""
@@ -79,6 +82,9 @@ class BuildContext:
         meshes = {obj.data.as_pointer() for obj in objects if obj.data is not None}
         for items in (self.result.objects, self.result.roots, self.roots):
             items[:] = [obj for obj in items if obj.as_pointer() not in gone]
+        for mesh in [m for m in self.result.meshes if m.as_pointer() in meshes]:
+            self.result.vertex_count -= len(mesh.vertices)  # the summary counts what stays
+            self.result.face_count -= len(mesh.polygons)
         self.result.meshes[:] = [m for m in self.result.meshes if m.as_pointer() not in meshes]
         for data in [m for m, o in self.mesh_objects.items() if o.as_pointer() in gone]:
             del self.mesh_objects[data]

@@ -54,11 +54,16 @@ def add_meshes_as_shape_keys(
 ) -> ShapeKeyImport:
     """One key block per mesh of ``data`` whose vertex count is the object's; others warned.
 
-    ``source`` names the file (for messages and for unnamed meshes).
+    ``source`` names the file (for messages and unnamed meshes). A file with one such mesh
+    names its key (the book's target files name every mesh alike: keys would be
+    ``JimMesh``, ``JimMesh.001``...); a file with several names each key after its mesh.
     """
     report = ShapeKeyImport()
     count = len(obj.data.vertices)  # type: ignore[union-attr]
-    for name, mesh in named_meshes(data, source):
+    named = named_meshes(data, source)
+    if sum(len(mesh.positions) == count for _, mesh in named) == 1:
+        named = [(source if len(m.positions) == count else n, m) for n, m in named]
+    for name, mesh in named:
         if len(mesh.positions) != count:
             report.warnings.append(
                 f"{source}: mesh '{name}' has {len(mesh.positions)} vertices but "

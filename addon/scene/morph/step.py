@@ -24,7 +24,10 @@ def run(ctx: BuildContext) -> None:
     if ctx.scene.morph_sets:
         morph_sets(ctx)
     elif ctx.options.morphs.targets_as_shape_keys:
-        targets_as_shape_keys(ctx)
+        if ctx.targets_later is not None:
+            ctx.targets_later.append(ctx)
+        else:
+            targets_as_shape_keys(ctx)
     import_lipsync(ctx)
 
 

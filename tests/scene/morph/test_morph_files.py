@@ -39,7 +39,7 @@ def import_fixture(fixture: MorphFixture, tmp_path, **extra) -> importer.ImportR
 def test_views_give_the_sets_as_written(tmp_path, loop_variant):
     fixture = shared_sets() if loop_variant else four_keys()
     path = fixture.write(tmp_path / "morph.x")
-    data = importer.scene_data_of(importer.read(str(path)))
+    data = importer.scene_of(importer.read(str(path)))
     got = [(s.name, s.loop, [(k.time_ms, k.mesh_name) for k in s.keys]) for s in data.morph_sets]
     want = [
         (n, loop and loop_variant, [(float(t), m) for t, m in k]) for n, loop, k in fixture.sets

@@ -83,9 +83,21 @@ def test_operator_takes_several_files_and_deduplicates_names(active_mesh, tmp_pa
     )
     assert result == {"FINISHED"}
     names = [b.name for b in active_mesh.data.shape_keys.key_blocks]
-    assert names == ["Basis", "Smile", "Smile.001"]
+    assert names == ["Basis", "a", "b"]  # each file's one matching mesh: named after its file
     want = files["b.x"].meshes["Smile"][:, [0, 2, 1]]
-    np.testing.assert_allclose(block_positions(active_mesh, "Smile.001"), want, atol=1e-6)
+    np.testing.assert_allclose(block_positions(active_mesh, "b"), want, atol=1e-6)
+
+
+def test_keys_are_named_after_their_files_not_the_meshes(active_mesh, tmp_path, monkeypatch):
+    """The book's target files all name their mesh JimMesh: keys were JimMesh, JimMesh.001."""
+    files = {f"{n}.x": target_file({"JimMesh": (90 + k, 12)}) for k, n in enumerate(["aa", "oh"])}
+    for name, fixture in files.items():
+        fixture.write(tmp_path / name)
+    by_path = {str(tmp_path / n): f for n, f in files.items()}
+    monkeypatch.setattr(morph_keys, "scene_of_file", lambda p: by_path[str(p)].scene_data())
+    bpy.ops.xof.shape_keys_from_x(directory=str(tmp_path), files=[{"name": n} for n in files])
+    names = [b.name for b in active_mesh.data.shape_keys.key_blocks]
+    assert names == ["Basis", "aa", "oh"]
 
 
 def test_operator_scale_and_nothing_matching(active_mesh, tmp_path, monkeypatch):
@@ -94,7 +106,7 @@ def test_operator_scale_and_nothing_matching(active_mesh, tmp_path, monkeypatch)
     monkeypatch.setattr(morph_keys, "scene_of_file", lambda p: fixture.scene_data())
     assert bpy.ops.xof.shape_keys_from_x(filepath=str(path), global_scale=2.0) == {"FINISHED"}
     want = 2.0 * fixture.meshes["Big"][:, [0, 2, 1]]
-    np.testing.assert_allclose(block_positions(active_mesh, "Big"), want, atol=1e-5)
+    np.testing.assert_allclose(block_positions(active_mesh, "big"), want, atol=1e-5)
 
     odd = target_file({"Odd": (62, 9)})
     monkeypatch.setattr(morph_keys, "scene_of_file", lambda p: odd.scene_data())
@@ -108,7 +120,7 @@ def test_operator_reads_real_files(active_mesh, tmp_path):
     path = fixture.write(tmp_path / "smile.x")
     assert bpy.ops.xof.shape_keys_from_x(filepath=str(path)) == {"FINISHED"}
     want = fixture.meshes["Smile"][:, [0, 2, 1]]
-    np.testing.assert_allclose(block_positions(active_mesh, "Smile"), want, atol=1e-6)
+    np.testing.assert_allclose(block_positions(active_mesh, "smile"), want, atol=1e-6)
 
 
 def test_a_truncated_file_reports_the_read_error_not_a_missing_mesh(active_mesh, tmp_path):
@@ -121,4 +133,4 @@ def test_a_truncated_file_reports_the_read_error_not_a_missing_mesh(active_mesh,
     message = str(raised.value)
     assert "smile.x" in message and "vertices was found" not in message
     keys = active_mesh.data.shape_keys
-    assert keys is None or "Smile" not in keys.key_blocks
+    assert keys is None or "smile" not in keys.key_blocks
