@@ -165,3 +165,48 @@ def test_negative_damping_is_refused_by_the_properties(cloth) -> None:
     props = cloth.xof_physics
     for name in ("damping", "spring_damping", "drag"):
         assert props.bl_rna.properties[name].hard_min == 0.0
+
+
+def _bad_rest(obj, rows: dict[int, tuple[float, float, float]]) -> None:
+    co = positions(obj).copy()
+    for i, value in rows.items():
+        co[i] = value
+    obj.data.vertices.foreach_set("co", co.ravel())
+    obj.data.update()
+
+
+def test_a_nan_rest_point_does_not_rebuild_the_solver_every_frame(cloth) -> None:
+    """Issue 34, item 16: a cloth with 2 NaN rest points said they were "set to 0 and pinned"
+    yet nothing moved: its rest shape compared unequal to itself (NaN != NaN) every frame, so
+    the solver was rebuilt from the rest shape on every frame change. The same bytes are the
+    same rest shape: one solver, and the cloth falls."""
+    _bad_rest(cloth, {20: (np.nan,) * 3, 43: (np.nan,) * 3})
+    bpy.context.scene.frame_set(1)
+    rt = cloth_runtime.peek_runtime(cloth)
+    assert rt is not None
+    shown = play(range(2, 16))
+    assert cloth_runtime.peek_runtime(cloth) is rt  # built once, not on every frame
+    assert cloth.xof_physics.cache_state == "VALID"
+    free = np.setdiff1d(np.arange(N * N), [0, N - 1, 20, 43])
+    assert np.isfinite(shown[15][free]).all()
+    # the free points fall (they stood still at their rest when rebuilt each frame)
+    assert shown[15][free, 2].min() < -0.3
+    # the solver holds them at 0 (pinned: the viewport draws the mesh's own NaN there)
+    np.testing.assert_array_equal(rt.cache.frames[15].positions[[20, 43]], np.zeros((2, 3)))
+    assert positions(cloth)[[20, 43]].tobytes() == np.full((2, 3), np.nan, np.float32).tobytes()
+
+
+def test_an_inf_rest_point_is_reported_once_for_what_it_is(cloth) -> None:
+    """Issue 34, item 19: a free point with an inf rest position was reported on every frame
+    as "1 non-finite pinned targets ignored", although the user pinned nothing there. It is
+    reported once, as a non-finite rest position held at the origin."""
+    _bad_rest(cloth, {30: (np.inf, 0.0, 0.0)})
+    shown = play(range(1, 12))
+    rt = cloth_runtime.peek_runtime(cloth)
+    assert rt is not None
+    assert rt.warnings == [
+        "1 point with a non-finite rest position (NaN or inf): held at the world origin"
+    ]
+    assert "pinned targets" not in cloth.xof_physics.last_warning
+    np.testing.assert_array_equal(rt.cache.frames[11].positions[30], (0.0, 0.0, 0.0))
+    assert shown[11][np.arange(N * N) != 30, 2].min() < -0.3
