@@ -210,3 +210,36 @@ def test_an_inf_rest_point_is_reported_once_for_what_it_is(cloth) -> None:
     assert "pinned targets" not in cloth.xof_physics.last_warning
     np.testing.assert_array_equal(rt.cache.frames[11].positions[30], (0.0, 0.0, 0.0))
     assert shown[11][np.arange(N * N) != 30, 2].min() < -0.3
+
+
+def test_a_tampered_saved_cache_drops_its_nan_frames(cloth, tmp_path) -> None:
+    """Issue 34, item 19: a saved cache whose frames held NaN (a tampered or damaged .blend)
+    was shown as is: frame 4 drew NaN points. Frames with a NaN or inf are dropped when the
+    cache is loaded, with a warning naming them, and playback simulates them again."""
+    from xof.addon.scene.cloth.cache import FrameCache
+
+    shown = play(range(1, 11))
+    path = str(tmp_path / "tampered.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    unregister_physics()  # edit the saved cache as another tool would
+    try:
+        bpy.ops.wm.open_mainfile(filepath=path)
+        obj = bpy.data.objects["Cloth"]
+        saved = FrameCache.from_bytes(bytes(obj[cloth_runtime.CACHE_PROPERTY]))
+        saved.frames[4].positions[3] = np.nan
+        saved.frames[7].velocities[0, 1] = np.inf
+        del obj[cloth_runtime.CACHE_PROPERTY]
+        obj[cloth_runtime.CACHE_PROPERTY] = saved.to_bytes()
+        bpy.ops.wm.save_mainfile()
+    finally:
+        register_physics()
+    bpy.ops.wm.open_mainfile(filepath=path)
+    obj = bpy.data.objects["Cloth"]
+    pb = cloth_runtime.playback_for(obj)
+    assert sorted(pb.cache.frames) == [1, 2, 3, 5, 6, 8, 9, 10]
+    assert obj.xof_physics.last_warning == "saved cache frames 4, 7 held NaN or inf: dropped"
+    again = play(range(4, 11))
+    assert np.isfinite(again[4]).all()
+    np.testing.assert_allclose(again[4], shown[4], atol=1e-3)  # simulated again from frame 3
+    np.testing.assert_array_equal(again[5], shown[5])  # the saved frames that are fine
+    np.testing.assert_allclose(again[7], shown[7], atol=1e-3)
