@@ -144,8 +144,9 @@ class ClothRuntime:
         )
         self.pinned = np.asarray(self.model.pinned, dtype=bool)
         self.pinned_ids = np.flatnonzero(self.pinned)
-        # the pins whose targets follow the mesh: a non-finite rest point stays at the model's 0
-        self.pins_read = np.flatnonzero(self.pinned & np.isfinite(self.rest_local).all(axis=1))
+        # a non-finite rest point stays at the model's 0 (pinned): its targets are never read
+        self.rest_bad = np.flatnonzero(~np.isfinite(self.rest_local).all(axis=1))
+        self.pins_read = np.setdiff1d(self.pinned_ids, self.rest_bad)
         self.free = ~self.pinned
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
@@ -326,6 +327,7 @@ def gather_inputs(
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
+        goal[rt.rest_bad] = rt._targets[rt.rest_bad]  # NaN there would void the whole goal
     if colliders is None:  # surfaces need their previous pose: the object's own
         colliders = rt.surfaces.colliders(
             obj.xof_physics.collider_collection, depsgraph, exclude=obj

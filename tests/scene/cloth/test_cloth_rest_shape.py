@@ -243,3 +243,20 @@ def test_a_tampered_saved_cache_drops_its_nan_frames(cloth, tmp_path) -> None:
     np.testing.assert_allclose(again[4], shown[4], atol=1e-3)  # simulated again from frame 3
     np.testing.assert_array_equal(again[5], shown[5])  # the saved frames that are fine
     np.testing.assert_allclose(again[7], shown[7], atol=1e-3)
+
+
+def test_a_soft_body_keeps_its_shape_pull_beside_an_inf_rest_point(cloth) -> None:
+    """Issue 34, item 19, on a hooked soft body: the inf rest point's NaN goal voided the
+    whole shape target on every frame ("non-finite shape targets ignored"); only the point
+    itself is left out (held at the origin), reported once."""
+    from ..cloth_fixtures import hook_whole
+
+    cloth.xof_physics.sim_type = "SOFT"
+    hook_whole(bpy, cloth, np.array([0.6, -0.2, 0.4]))
+    _bad_rest(cloth, {30: (np.inf, 0.0, 0.0)})
+    play(range(1, 12))
+    rt = cloth_runtime.peek_runtime(cloth)
+    assert rt is not None
+    assert rt.warnings == [
+        "1 point with a non-finite rest position (NaN or inf): held at the world origin"
+    ]
