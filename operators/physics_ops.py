@@ -34,7 +34,7 @@ def pc2_path(obj: Any) -> str:
     base = f"{stem}_{bpy.path.clean_name(obj.name)}"
     path = os.path.join(folder, f"{base}.pc2")
     number = 2
-    while cloth_bake.cache_readers(path, obj):  # ends: each pass passes one reader's file
+    while cloth_bake.cache_readers(path, obj):  # at most one pass per Mesh Cache modifier
         path = os.path.join(folder, f"{base}_{number}.pc2")
         number += 1
     return path
