@@ -21,15 +21,23 @@ def _sim_object(context: Any) -> Any:
 
 
 def pc2_path(obj: Any) -> str:
-    """Where the .pc2 goes (absolute): the user's path, else next to the saved .blend."""
+    """Where the .pc2 goes (absolute): the user's path, else next to the saved .blend, named
+    after the .blend and the object, with a number added while another object's Mesh Cache
+    modifier reads that file ("Flag.001" and "Flag_001" both clean to "Flag_001")."""
     props = obj.xof_physics
     if props.bake_path:
-        return str(bpy.path.abspath(props.bake_path))
+        return os.path.normpath(str(bpy.path.abspath(props.bake_path)))
     if not bpy.data.filepath:
         raise RuntimeError("save the .blend first or set a PC2 file path")
     folder = os.path.dirname(bpy.data.filepath)
     stem = os.path.splitext(os.path.basename(bpy.data.filepath))[0]
-    return os.path.join(folder, f"{stem}_{bpy.path.clean_name(obj.name)}.pc2")
+    base = f"{stem}_{bpy.path.clean_name(obj.name)}"
+    path = os.path.join(folder, f"{base}.pc2")
+    number = 2
+    while cloth_bake.cache_readers(path, obj):  # at most one pass per Mesh Cache modifier
+        path = os.path.join(folder, f"{base}_{number}.pc2")
+        number += 1
+    return path
 
 
 class XOF_OT_sim_reset(bpy.types.Operator):
@@ -68,11 +76,14 @@ class XOF_OT_sim_bake(bpy.types.Operator):
         obj = _sim_object(context)
         props = obj.xof_physics
         try:
-            if props.bake_target != "PC2":
+            path = pc2_path(obj) if props.bake_target == "PC2" else None
+            if path is not None:  # refused before simulating: a file not ours to replace
+                cloth_bake.check_pc2_target(obj, path)
+            else:
                 cloth_bake.check_shape_key_target(obj)
             start, frames = cloth_bake.simulate_range(context.scene, obj)
-            if props.bake_target == "PC2":
-                cloth_bake.bake_pc2(obj, start, frames, pc2_path(obj))
+            if path is not None:
+                cloth_bake.bake_pc2(obj, start, frames, path)
             else:
                 cloth_bake.bake_shape_keys(obj, start, frames)
         except (RuntimeError, ValueError, OSError) as exc:
@@ -102,22 +113,32 @@ class XOF_OT_sim_free_bake(bpy.types.Operator):
         return obj is not None and obj.xof_physics.cache_state == "BAKED"
 
     def invoke(self, context: Any, event: Any) -> Result:
-        if cloth_bake.baked_file(_sim_object(context)) is not None:
-            return context.window_manager.invoke_props_dialog(self)
+        path = cloth_bake.baked_file(_sim_object(context))
+        if path is not None:
+            width = min(max(300, 7 * len(path)), 1200)  # wide enough for the full path
+            return context.window_manager.invoke_props_dialog(self, width=width)
         return self.execute(context)
 
     def draw(self, context: Any) -> None:
-        path = cloth_bake.baked_file(_sim_object(context))
-        if self.layout is not None and path is not None:
-            self.layout.label(text=os.path.basename(path), icon="FILE")
+        lines = dialog_lines(_sim_object(context))
+        if self.layout is None or lines is None:
+            return
+        path, kept = lines
+        self.layout.label(text=path, icon="FILE")
+        if kept is None:
             self.layout.prop(self, "delete_file")
+        else:
+            self.layout.label(text=kept, icon="INFO")
 
     def execute(self, context: Any) -> Result:
         obj = _sim_object(context)
         path = cloth_bake.baked_file(obj)
+        keep = cloth_bake.why_not_delete(obj, path) if self.delete_file and path else None
         cloth_bake.free_bake(obj)
         cloth_runtime.set_baked(obj, False)
-        if self.delete_file and path is not None:
+        if self.delete_file and path is not None and keep is not None:
+            self.report({"WARNING"}, f"Bake freed; {path} kept: {keep}")
+        elif self.delete_file and path is not None:
             try:
                 os.remove(path)
             except OSError as exc:
@@ -126,6 +147,16 @@ class XOF_OT_sim_free_bake(bpy.types.Operator):
                 self.report({"INFO"}, f"Deleted {path}")
         cloth_runtime.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}
+
+
+def dialog_lines(obj: Any) -> tuple[str, str | None] | None:
+    """What the Free Bake dialog shows: the full path of the baked file and, when Free Bake
+    keeps it whatever is asked, why (None: no file to delete)."""
+    path = cloth_bake.baked_file(obj)
+    if path is None:
+        return None
+    keep = cloth_bake.why_not_delete(obj, path)
+    return path, None if keep is None else f"The file is kept: {keep}"
 
 
 _CLASSES = (XOF_OT_sim_reset, XOF_OT_sim_bake, XOF_OT_sim_free_bake)

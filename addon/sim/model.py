@@ -126,8 +126,10 @@ class ClothModel:
         if nonfinite.any():
             self.warnings.append(f"{int(nonfinite.sum())} non-finite masses: points pinned")
         if bad_rest.any():
+            bad = int(bad_rest.sum())
             self.warnings.append(
-                f"{int(bad_rest.sum())} non-finite rest positions: set to 0 and pinned"
+                f"{bad} point{'s' if bad != 1 else ''} with a non-finite rest position "
+                "(NaN or inf): held at the world origin"
             )
             rest[bad_rest] = 0.0
         pinned = negative | nonfinite | (mass <= 0) | bad_rest

@@ -8,6 +8,7 @@ frames as float32 after the ``<12siiffi`` header, read by a Mesh Cache modifier 
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,9 @@ def _new_action(name: str) -> Any:
 
 
 def bake_pc2(obj: Any, start: int, frames: np.ndarray, path: str | Path) -> Any:
-    """Write ``path`` and add (or refresh) a Mesh Cache modifier that plays it."""
+    """Write ``path`` and add (or refresh) a Mesh Cache modifier that plays it; refused
+    (``check_pc2_target``) when ``path`` is another object's cache or not a point cache."""
+    check_pc2_target(obj, os.path.abspath(path))
     write_pc2(path, frames, start)
     cloth_runtime.restore_rest(obj)
     mod = obj.modifiers.get(MODIFIER_NAME)
@@ -174,15 +177,106 @@ def blend_relative(path: str) -> str:
 
 def baked_file(obj: Any) -> str | None:
     """The absolute path of the .pc2 file a bake of ``obj`` wrote and still reads, if it exists."""
-    import os
-
-    import bpy
-
     mod = obj.modifiers.get(MODIFIER_NAME) if obj is not None else None
     if mod is None or mod.type != "MESH_CACHE" or not mod.filepath:
         return None
-    path = str(bpy.path.abspath(mod.filepath))
+    path = _modifier_path(obj, mod)
     return path if os.path.isfile(path) else None
+
+
+def _modifier_path(obj: Any, mod: Any) -> str:
+    """The absolute path a Mesh Cache modifier of ``obj`` reads (``//`` resolved against the
+    library the object comes from, if linked)."""
+    import bpy
+
+    return os.path.normpath(str(bpy.path.abspath(mod.filepath, library=obj.library)))
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two absolute paths name one file (links and ``..`` resolved)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def cache_readers(path: str, obj: Any = None) -> list[str]:
+    """Names of the objects whose Mesh Cache modifiers read ``path``, every object in the
+    file but ``obj``'s own bake modifier (a Shift+D copy of a baked object reads its file)."""
+    import bpy
+
+    names: list[str] = []
+    for other in bpy.data.objects:
+        mod: Any
+        for mod in other.modifiers:
+            if mod.type != "MESH_CACHE" or not mod.filepath:
+                continue
+            if obj is not None and other == obj and mod.name == MODIFIER_NAME:
+                continue
+            if same_file(_modifier_path(other, mod), path):
+                names.append(other.name)
+                break
+    return names
+
+
+def pc2_point_count(path: str | Path) -> int | None:
+    """The point count a PC2 file's header declares, or None when ``path`` is not a point
+    cache (no ``POINTCACHE2`` magic, another version, or a size its header does not give)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(PC2_HEADER.size)
+            size = os.fstat(fh.fileno()).st_size
+    except OSError:
+        return None
+    if len(head) < PC2_HEADER.size:
+        return None
+    magic, version, count, _start, _rate, samples = PC2_HEADER.unpack(head)
+    if magic != PC2_MAGIC or version != 1 or count < 0 or samples < 0:
+        return None
+    if size != PC2_HEADER.size + samples * count * 12:
+        return None
+    return int(count)
+
+
+def why_not_delete(obj: Any, path: str) -> str | None:
+    """Why Free Bake of ``obj`` must keep ``path`` (None: it may delete it): another object
+    still plays it, or it is not a point cache of this mesh's vertex count."""
+    readers = cache_readers(path, obj)
+    if readers:
+        return f"still played by {_names(readers)}"
+    count = pc2_point_count(path)
+    if count is None:
+        return "not a PC2 point cache"
+    points = len(obj.data.vertices)
+    if count != points:
+        return f"a point cache of {count} points, this mesh has {points}"
+    return None
+
+
+def check_pc2_target(obj: Any, path: str) -> None:
+    """Refuse a PC2 bake of ``obj`` to ``path`` that would replace a file another object
+    plays, or a file that is not a point cache of this mesh's vertex count."""
+    readers = cache_readers(path, obj)
+    if readers:
+        raise RuntimeError(
+            f"{path} is played by {_names(readers)} (Mesh Cache): set another PC2 file path"
+        )
+    if not os.path.lexists(path):
+        return
+    count = pc2_point_count(path) if os.path.isfile(path) else None
+    if count is None:
+        raise RuntimeError(f"{path} exists and is not a PC2 point cache: not overwritten")
+    points = len(obj.data.vertices)
+    if count != points:
+        raise RuntimeError(
+            f"{path} is a point cache of {count} points, this mesh has {points}: "
+            "not overwritten (delete it or set another PC2 file path)"
+        )
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(f'"{n}"' for n in names[:3])
+    return shown if len(names) <= 3 else f"{shown} and {len(names) - 3} more"
 
 
 def free_bake(obj: Any) -> None:

@@ -39,6 +39,7 @@ class FrameCache:
     def __init__(self, vertex_count: int) -> None:
         self.vertex_count = int(vertex_count)
         self.frames: dict[int, CachedFrame] = {}
+        self.dropped: list[int] = []  # frames ``from_bytes`` left out (NaN or inf in them)
 
     def __contains__(self, frame: int) -> bool:
         return frame in self.frames
@@ -91,7 +92,9 @@ class FrameCache:
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> FrameCache:
-        """Inverse of ``to_bytes``; raises ValueError on anything malformed."""
+        """Inverse of ``to_bytes``; raises ValueError on anything malformed. A frame with a
+        NaN or inf (positions, velocities or matrix: a damaged or tampered file) is left out
+        and listed in ``dropped``; playback simulates it again."""
         if len(blob) < _HEADER.size:
             raise ValueError("cache blob too short")
         magic, version, meta_len = _HEADER.unpack_from(blob, 0)
@@ -110,7 +113,12 @@ class FrameCache:
         if len(blob) != offset + 2 * len(frames) * size:
             raise ValueError("cache blob size does not match its index")
         data = np.frombuffer(blob, dtype="<f4", offset=offset).reshape(-1, count, 3)
+        finite = np.isfinite(data.reshape(len(frames), -1)).all(axis=1)
+        finite &= np.isfinite(matrices.reshape(len(frames), -1)).all(axis=1)
         cache = cls(count)
         for i, f in enumerate(frames):
-            cache.store(f, data[2 * i], data[2 * i + 1], matrices[i])
+            if finite[i]:
+                cache.store(f, data[2 * i], data[2 * i + 1], matrices[i])
+            else:
+                cache.dropped.append(f)
         return cache

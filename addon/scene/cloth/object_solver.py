@@ -129,7 +129,6 @@ class ClothRuntime:
         )
         self.rest_local = inputs.rest.astype(np.float32)
         self._rest_bytes = self.rest_local.tobytes()  # compared with the mesh every frame
-        self._rest_nan = bool(np.isnan(self.rest_local).any())
         self._read = np.empty(self.rest_local.size, dtype=np.float32)  # the mesh's points
         self.build_matrix = np.array(obj.matrix_world, dtype=np.float64)
         self.build_inverse = affine_inverse(self.build_matrix)  # read every frame
@@ -148,6 +147,9 @@ class ClothRuntime:
         )
         self.pinned = np.asarray(self.model.pinned, dtype=bool)
         self.pinned_ids = np.flatnonzero(self.pinned)
+        # a non-finite rest point stays at the model's 0 (pinned): its targets are never read
+        self.rest_bad = np.flatnonzero(~np.isfinite(self.rest_local).all(axis=1))
+        self.pins_read = np.setdiff1d(self.pinned_ids, self.rest_bad)
         self.free = ~self.pinned
         self._targets = np.asarray(self.model.rest_positions, dtype=np.float64).copy()
         self.settings = settings_from_props(props, scene_fps(scene))
@@ -184,9 +186,9 @@ class ClothRuntime:
         self.build_notes, self.solver_notes = kept + notes, notes
 
     def same_rest(self, mesh: Any) -> bool:
-        """Whether the mesh's points are still the rest shape the solver was built from,
-        as ``np.array_equal`` tells: the same bits are equal values unless the rest has a
-        NaN (never equal); other bits are compared by value (-0.0 is 0.0)."""
+        """Whether the mesh's points are still the rest shape the solver was built from: the
+        same bytes are the same shape, NaN points included (a NaN is never equal to itself
+        as a float); other bytes are compared by value (-0.0 is 0.0)."""
         n = len(mesh.vertices)
         if n != self.vertex_count:
             return False
@@ -195,7 +197,7 @@ class ClothRuntime:
         read = self._read
         mesh.attributes["position"].data.foreach_get("vector", read)
         if read.tobytes() == self._rest_bytes:
-            return not self._rest_nan
+            return True
         return bool(np.array_equal(read.reshape(-1, 3), self.rest_local))
 
     @property
@@ -314,7 +316,7 @@ def gather_inputs(
     matrix = world_matrix(obj, depsgraph)
     key = matrix.tobytes()
     deformed = rt.evaluated_local(obj, depsgraph)
-    ids = rt.pinned_ids
+    ids = rt.pins_read
     # only pinned rows are read: only they are transformed, and the rest shape's again
     # only when the matrix changed (nothing else writes them)
     if deformed is not None:
@@ -328,6 +330,7 @@ def gather_inputs(
     goal = None
     if deformed is not None and rt.settings.kind == "SOFT":
         goal = transform_points(matrix, deformed, np.float64)
+        goal[rt.rest_bad] = rt._targets[rt.rest_bad]  # NaN there would void the whole goal
     if colliders is None:  # surfaces need their previous pose: the object's own
         colliders = rt.surfaces.colliders(
             obj.xof_physics.collider_collection, depsgraph, exclude=obj

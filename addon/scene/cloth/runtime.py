@@ -63,10 +63,21 @@ def load_cache(obj: Any) -> FrameCache | None:
     if not blob:
         return None
     try:
-        return FrameCache.from_bytes(bytes(blob))
+        cache = FrameCache.from_bytes(bytes(blob))
     except ValueError as exc:
         print(f"xof: {obj.name}: saved cloth cache ignored ({exc})")
         return None
+    if cache.dropped:
+        note = f"saved cache frames {_frame_list(cache.dropped)} held NaN or inf: dropped"
+        print(f"xof: {obj.name}: {note}")
+        obj.xof_physics.last_warning = note
+    return cache
+
+
+def _frame_list(frames: list[int]) -> str:
+    """``1, 2, 5`` (the first few, then how many more)."""
+    shown = ", ".join(str(f) for f in frames[:5])
+    return shown if len(frames) <= 5 else f"{shown} and {len(frames) - 5} more"
 
 
 def playback_for(obj: Any, key: int | None = None) -> Playback:

@@ -66,3 +66,15 @@ def test_wrong_sizes_and_bad_blobs_are_refused() -> None:
     for bad in (b"", b"junk" * 10, blob[:-4], b"XOFCACHX" + blob[8:]):
         with pytest.raises(ValueError):
             FrameCache.from_bytes(bad)
+
+
+def test_frames_with_nan_or_inf_are_dropped_on_loading() -> None:
+    """Issue 34, item 19: a tampered saved cache with NaN frames was shown as is."""
+    cache = _cache()
+    cache.frames[2].positions[1, 0] = np.nan
+    cache.frames[3].matrix[0, 3] = np.inf
+    again = FrameCache.from_bytes(cache.to_bytes())
+    assert sorted(again.frames) == [1]
+    assert again.dropped == [2, 3]
+    np.testing.assert_array_equal(again.frames[1].positions, cache.frames[1].positions)
+    assert FrameCache.from_bytes(_cache().to_bytes()).dropped == []

@@ -165,3 +165,98 @@ def test_negative_damping_is_refused_by_the_properties(cloth) -> None:
     props = cloth.xof_physics
     for name in ("damping", "spring_damping", "drag"):
         assert props.bl_rna.properties[name].hard_min == 0.0
+
+
+def _bad_rest(obj, rows: dict[int, tuple[float, float, float]]) -> None:
+    co = positions(obj).copy()
+    for i, value in rows.items():
+        co[i] = value
+    obj.data.vertices.foreach_set("co", co.ravel())
+    obj.data.update()
+
+
+def test_a_nan_rest_point_does_not_rebuild_the_solver_every_frame(cloth) -> None:
+    """Issue 34, item 16: a cloth with 2 NaN rest points said they were "set to 0 and pinned"
+    yet nothing moved: its rest shape compared unequal to itself (NaN != NaN) every frame, so
+    the solver was rebuilt from the rest shape on every frame change. The same bytes are the
+    same rest shape: one solver, and the cloth falls."""
+    _bad_rest(cloth, {20: (np.nan,) * 3, 43: (np.nan,) * 3})
+    bpy.context.scene.frame_set(1)
+    rt = cloth_runtime.peek_runtime(cloth)
+    assert rt is not None
+    shown = play(range(2, 16))
+    assert cloth_runtime.peek_runtime(cloth) is rt  # built once, not on every frame
+    assert cloth.xof_physics.cache_state == "VALID"
+    free = np.setdiff1d(np.arange(N * N), [0, N - 1, 20, 43])
+    assert np.isfinite(shown[15][free]).all()
+    # the free points fall (they stood still at their rest when rebuilt each frame)
+    assert shown[15][free, 2].min() < -0.3
+    # the solver holds them at 0 (pinned: the viewport draws the mesh's own NaN there)
+    np.testing.assert_array_equal(rt.cache.frames[15].positions[[20, 43]], np.zeros((2, 3)))
+    assert positions(cloth)[[20, 43]].tobytes() == np.full((2, 3), np.nan, np.float32).tobytes()
+
+
+def test_an_inf_rest_point_is_reported_once_for_what_it_is(cloth) -> None:
+    """Issue 34, item 19: a free point with an inf rest position was reported on every frame
+    as "1 non-finite pinned targets ignored", although the user pinned nothing there. It is
+    reported once, as a non-finite rest position held at the origin."""
+    _bad_rest(cloth, {30: (np.inf, 0.0, 0.0)})
+    shown = play(range(1, 12))
+    rt = cloth_runtime.peek_runtime(cloth)
+    assert rt is not None
+    assert rt.warnings == [
+        "1 point with a non-finite rest position (NaN or inf): held at the world origin"
+    ]
+    assert "pinned targets" not in cloth.xof_physics.last_warning
+    np.testing.assert_array_equal(rt.cache.frames[11].positions[30], (0.0, 0.0, 0.0))
+    assert shown[11][np.arange(N * N) != 30, 2].min() < -0.3
+
+
+def test_a_tampered_saved_cache_drops_its_nan_frames(cloth, tmp_path) -> None:
+    """Issue 34, item 19: a saved cache whose frames held NaN (a tampered or damaged .blend)
+    was shown as is: frame 4 drew NaN points. Frames with a NaN or inf are dropped when the
+    cache is loaded, with a warning naming them, and playback simulates them again."""
+    from xof.addon.scene.cloth.cache import FrameCache
+
+    shown = play(range(1, 11))
+    path = str(tmp_path / "tampered.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    unregister_physics()  # edit the saved cache as another tool would
+    try:
+        bpy.ops.wm.open_mainfile(filepath=path)
+        obj = bpy.data.objects["Cloth"]
+        saved = FrameCache.from_bytes(bytes(obj[cloth_runtime.CACHE_PROPERTY]))
+        saved.frames[4].positions[3] = np.nan
+        saved.frames[7].velocities[0, 1] = np.inf
+        del obj[cloth_runtime.CACHE_PROPERTY]
+        obj[cloth_runtime.CACHE_PROPERTY] = saved.to_bytes()
+        bpy.ops.wm.save_mainfile()
+    finally:
+        register_physics()
+    bpy.ops.wm.open_mainfile(filepath=path)
+    obj = bpy.data.objects["Cloth"]
+    pb = cloth_runtime.playback_for(obj)
+    assert sorted(pb.cache.frames) == [1, 2, 3, 5, 6, 8, 9, 10]
+    assert obj.xof_physics.last_warning == "saved cache frames 4, 7 held NaN or inf: dropped"
+    again = play(range(4, 11))
+    assert np.isfinite(again[4]).all()
+    np.testing.assert_allclose(again[4], shown[4], atol=1e-3)  # simulated again from frame 3
+    np.testing.assert_array_equal(again[5], shown[5])  # the saved frames that are fine
+    np.testing.assert_allclose(again[7], shown[7], atol=1e-3)
+
+
+def test_a_soft_body_keeps_its_shape_pull_beside_an_inf_rest_point(cloth) -> None:
+    """Issue 34, item 19, on a hooked soft body: the inf rest point's NaN goal voided the
+    whole shape target on every frame ("non-finite shape targets ignored"); only the point
+    itself is left out (held at the origin), reported once."""
+    from ..cloth_fixtures import hook_whole
+
+    cloth.xof_physics.sim_type = "SOFT"
+    hook_whole(bpy, cloth, np.array([0.6, -0.2, 0.4]))
+    _bad_rest(cloth, {30: (np.inf, 0.0, 0.0)})
+    play(range(1, 12))
+    rt = cloth_runtime.peek_runtime(cloth)
+    assert rt is not None
+    assert rt.warnings == [
+        "1 point with a non-finite rest position (NaN or inf): held at the world origin"
+    ]
