@@ -147,7 +147,8 @@ extension: $(STAMP)
 	$(PY) $(BLENDER_EXT) validate .
 	$(PY) $(BLENDER_EXT) build --source-dir . --output-dir build
 
-# Placeholders until the benchmarks and the fuzz targets land: generate inputs, run what exists.
+# The benchmark inputs (BENCH_ARGS go to make_grid.py), then run.py's benchmarks; the others
+# and how to read the figures: tests/bench/README.md.
 bench: $(STAMP)
 	$(PY) tests/bench/make_grid.py $(BENCH_ARGS)
 	$(PY) tests/bench/run.py

@@ -11,6 +11,7 @@ module from the one Blender's operators use. The session fails if one appears.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +19,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "xcorpus"
+#: Real .X files written by other tools (README.md, "The real-file corpus"): the folder named
+#: by ``XOF_CORPUS``, else ``../shared/xcorpus`` beside the clone. Tests that need it skip
+#: without it, with ``CORPUS_HELP`` in their message.
+CORPUS = Path(os.environ.get("XOF_CORPUS") or ROOT.parent / "shared" / "xcorpus").expanduser()
+CORPUS_HELP = 'see README.md, "The real-file corpus"'
 
 _link_dir = Path(tempfile.mkdtemp(prefix="xof-pkg-"))
 (_link_dir / "xof").symlink_to(ROOT, target_is_directory=True)
@@ -27,9 +32,9 @@ sys.path.insert(0, str(_link_dir))
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    """The shared corpus of real files; tests that need it skip when it is absent."""
+    """The corpus of real files; tests that need it skip when it is absent."""
     if not CORPUS.is_dir():
-        pytest.skip("../shared/xcorpus is absent")
+        pytest.skip(f"the real-file corpus is absent ({CORPUS}): {CORPUS_HELP}")
     return CORPUS
 
 

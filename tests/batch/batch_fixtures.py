@@ -83,7 +83,7 @@ def write_library(folder: Path) -> dict[str, Path]:
 def validator_or_skip() -> Path:
     """The validator package; skips (saying how to get it) without node or the package."""
     if shutil.which("node") is None:
-        pytest.skip("node is not installed: the glTF Validator (npm gltf-validator) needs it")
+        pytest.skip("no node: the glTF Validator needs it (install Node.js and npm, then `make`)")
     if not (VALIDATOR / "package.json").is_file():
         pytest.skip(f"the glTF Validator is not installed at {VALIDATOR}: run `make` (needs npm)")
     return VALIDATOR

@@ -88,7 +88,9 @@ def test_an_output_folder_that_cannot_be_written(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["blocked", "ok.glb"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root writes into read-only folders: run as another user to test this"
+)
 def test_a_read_only_output_folder_is_refused_before_any_work(tmp_path: Path, capsys) -> None:
     _files(tmp_path / "in", ["a.x"])
     out = tmp_path / "out"

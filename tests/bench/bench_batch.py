@@ -40,7 +40,7 @@ from tests.batch.batch_fixtures import write_library  # noqa: E402
 from tests.bench.bench_skinned import write_character  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "batch"
-CORPUS = ROOT.parent / "shared" / "xcorpus"
+CORPUS = Path(os.environ.get("XOF_CORPUS") or ROOT.parent / "shared" / "xcorpus").expanduser()
 CORPUS_FILES = [
     "anim_test.x", "BCN_Epileptic.X", "Testwuson.X", "fromtruespace_bin32.x",
     "kwxport_test_cubewithvcolors.x", "test_cube_text.x", "test_cube_binary.x",

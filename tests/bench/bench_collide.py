@@ -1,7 +1,8 @@
 """Collision benchmark (a script, not a test): solver time per frame with a mesh collider and
 with self-collision, beside the analytic sphere of ``bench_solver.py`` on the same scene.
 
-    .venv/bin/python tests/bench/bench_collide.py [--runs 3] [--frames 120] [--rings 71]
+    .venv/bin/python tests/bench/bench_collide.py [--runs 3] [--frames 120] [--level 5]
+        [--variants sphere,mesh,moving,self,cape]
 
 Scene: ``bench_solver.py``'s 10k cloth (2 m square at z = 1 m, pinned at two corners) falls
 onto a sphere of radius 0.3 m at (1, 0.5, 0.3) standing on the ground plane z = 0. The

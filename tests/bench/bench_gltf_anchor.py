@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
-CORPUS = ROOT.parent / "shared" / "xcorpus"
+CORPUS = Path(os.environ.get("XOF_CORPUS") or ROOT.parent / "shared" / "xcorpus").expanduser()
 SKINNED_CORPUS = ["BCN_Epileptic.X", "Testwuson.X", "anim_test.x"]
 
 CHILD = r"""

@@ -12,6 +12,7 @@ armature, weights, actions) into an empty scene; Assimp's is its own "import too
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "xcorpus"
+CORPUS = Path(os.environ.get("XOF_CORPUS") or ROOT.parent / "shared" / "xcorpus").expanduser()
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS_FILES = [
     "BCN_Epileptic.X",

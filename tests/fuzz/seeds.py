@@ -6,6 +6,7 @@ project's custom templates), each lexed once into tokens for the mutators."""
 from __future__ import annotations
 
 import functools
+import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from .encodings import FORMATS, encode, split_file
 from .xtokens import LexError, Tok
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "xcorpus"
+CORPUS = Path(os.environ.get("XOF_CORPUS") or ROOT.parent / "shared" / "xcorpus").expanduser()
 
 GRAMMAR = b"""xof 0303txt 0064
 template Pair { <11111111-2222-3333-4444-555555555555> WORD a; SWORD b; }

@@ -52,7 +52,7 @@ def _blender_ext_cli() -> Path:
     """``blender_ext.py`` of the installed bpy (``bpy/<version>/scripts/addons_core/...``)."""
     spec = importlib.util.find_spec("bpy")
     if spec is None or spec.origin is None:
-        pytest.skip("the bpy module is not installed")
+        pytest.skip("the bpy module is not installed (`make` installs it into .venv)")
     found = sorted(Path(spec.origin).parent.glob("*/scripts/addons_core/bl_pkg/cli/blender_ext.py"))
     if not found:
         pytest.fail(f"Blender's extension CLI not found under {Path(spec.origin).parent}")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from addon.xfile import XFileError, read, scene_of
+from tests.conftest import CORPUS_HELP
 
 pytestmark = pytest.mark.corpus
 
@@ -34,7 +35,7 @@ EXPECTED = {
 def _file(corpus: Path, name: str) -> Path:
     path = corpus / name
     if not path.exists():
-        pytest.skip(f"{name} is absent")
+        pytest.skip(f"{name} is absent from the real-file corpus: {CORPUS_HELP}")
     return path
 
 

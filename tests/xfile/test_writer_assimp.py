@@ -16,7 +16,9 @@ from addon.xfile.writer import write
 ASSIMP = shutil.which("assimp")
 COUNTS = re.compile(r"(Meshes|Bones|Animations|Animation Channels):\s+(\d+)")
 
-pytestmark = pytest.mark.skipif(ASSIMP is None, reason="assimp (assimp-utils) not installed")
+pytestmark = pytest.mark.skipif(
+    ASSIMP is None, reason="assimp (assimp-utils) not installed: `make reference-readers`"
+)
 
 
 def assimp_counts(path: Path, raw: bool = False) -> dict[str, int] | None:

@@ -225,7 +225,9 @@ def _assimp(path: Path) -> dict[str, int]:
 
 
 @pytest.mark.corpus
-@pytest.mark.skipif(ASSIMP is None, reason="assimp (assimp-utils) not installed")
+@pytest.mark.skipif(
+    ASSIMP is None, reason="assimp (assimp-utils) not installed: `make reference-readers`"
+)
 @pytest.mark.parametrize(
     "name", ["BCN_Epileptic.X", "Testwuson.X", "anim_test.x", "kwxport_test_cubewithvcolors.x"]
 )

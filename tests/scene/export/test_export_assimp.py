@@ -20,7 +20,9 @@ from .test_roundtrip_fixtures import FIXTURES  # noqa: E402
 
 pytestmark = [
     pytest.mark.blender,
-    pytest.mark.skipif(ASSIMP is None, reason="assimp (assimp-utils) not installed"),
+    pytest.mark.skipif(
+        ASSIMP is None, reason="assimp (assimp-utils) not installed: `make reference-readers`"
+    ),
 ]
 
 #: counts of the fixtures Assimp cannot read itself (hand-written ``1,1,1`` float lists, the

@@ -13,12 +13,8 @@ from xof.addon.scene.imp.options import MorphImportOptions  # noqa: E402
 
 from ..morph_fixtures import MorphFixture, dance, four_keys, mismatched, shared_sets  # noqa: E402
 from .test_morph_build import assert_plays  # noqa: E402
-from .test_morph_operator import reader_ready  # noqa: E402
 
-pytestmark = [
-    pytest.mark.blender,
-    pytest.mark.skipif(not reader_ready(), reason="the reader has not landed"),
-]
+pytestmark = pytest.mark.blender
 
 
 @pytest.fixture

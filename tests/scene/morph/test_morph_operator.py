@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
@@ -16,15 +14,6 @@ from xof.operators import morph_keys  # noqa: E402
 from ..morph_fixtures import MorphFixture, grid_positions  # noqa: E402
 
 pytestmark = pytest.mark.blender
-
-
-def reader_ready() -> bool:
-    """The reader and its typed views have landed (the full path is tested only then)."""
-    if importlib.util.find_spec("xof.addon.xfile.reader") is None:
-        return False
-    from xof.addon.xfile import views
-
-    return hasattr(views, "scene_of")
 
 
 def target_file(names_and_seeds: dict[str, tuple[int, int]]) -> MorphFixture:
@@ -114,7 +103,6 @@ def test_operator_scale_and_nothing_matching(active_mesh, tmp_path, monkeypatch)
         bpy.ops.xof.shape_keys_from_x(filepath=str(path))
 
 
-@pytest.mark.skipif(not reader_ready(), reason="the reader has not landed")
 def test_operator_reads_real_files(active_mesh, tmp_path):
     fixture = target_file({"Smile": (71, 12)})
     path = fixture.write(tmp_path / "smile.x")

@@ -10,6 +10,8 @@ from xof.addon.scene import importer  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 from xof.addon.xfile.views import scene_data  # noqa: E402
 
+from tests.conftest import CORPUS_HELP  # noqa: E402
+
 from ..skin_fixtures import character_text, write  # noqa: E402
 from .test_skin_fixture import assert_matches  # noqa: E402
 
@@ -38,7 +40,7 @@ def test_broken_weights_warn_and_import(tmp_path, broken, message):
 def test_corpus_out_of_range_index(corpus):
     path = corpus / "malformed_skinweights_oob.x"
     if not path.exists():
-        pytest.skip("malformed_skinweights_oob.x is absent")
+        pytest.skip(f"{path.name} is absent from the real-file corpus: {CORPUS_HELP}")
     bpy.ops.wm.read_homefile(use_empty=True)
     result = importer.import_files([path], importer.ImportOptions())
     assert any("out of range" in w for w in result.warnings), result.warnings

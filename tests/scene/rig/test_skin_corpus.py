@@ -17,6 +17,8 @@ from xof.addon.scene.imp.options import AnimationOptions  # noqa: E402
 from xof.addon.xfile import read  # noqa: E402
 from xof.addon.xfile.views import scene_data  # noqa: E402
 
+from tests.conftest import CORPUS_HELP  # noqa: E402
+
 from .. import lbs_reference as ref  # noqa: E402
 from ..skin_fixtures import evaluated_world_positions, model_size, set_frame  # noqa: E402
 
@@ -39,7 +41,7 @@ def load(corpus, name: str, **animation):
     sc.render.fps, sc.render.fps_base = FPS, 1.0
     path = corpus / name
     if not path.exists():
-        pytest.skip(f"{name} is absent")
+        pytest.skip(f"{name} is absent from the real-file corpus: {CORPUS_HELP}")
     options = importer.ImportOptions(
         animation=AnimationOptions(**{"scene_timing": False, **animation})
     )
