@@ -54,6 +54,7 @@ def build_scene(
     steps: Sequence[BuildStep] | None = None,
     progress: Progress | None = None,
     targets_later: list[BuildContext] | None = None,
+    images: dict[str, bpy.types.Image] | None = None,
 ) -> BuildContext:
     """Build ``scene`` into ``collection`` (default: the context's). Not transactional alone:
     callers wanting rollback use :func:`import_files` or wrap it in :func:`transaction`."""
@@ -71,7 +72,7 @@ def build_scene(
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
-    textures = TextureLoader(folder, options.files.texture_folders)
+    textures = TextureLoader(folder, options.files.texture_folders, images)
     materials = MaterialCache(textures)
     mesh_options = options.mesh
 
@@ -161,6 +162,7 @@ def import_files(
     progress: Progress | None = None
     # several files' facial targets are grouped together once all are built
     targets: list[BuildContext] | None = [] if len(paths) > 1 else None
+    images: dict[str, bpy.types.Image] = {}  # one image for a texture several files use
     try:
         with rollback.transaction():
             for path in paths:
@@ -176,7 +178,7 @@ def import_files(
                 build_scene(
                     scene, options, collection,
                     filepath=shown, result=result,
-                    progress=progress, targets_later=targets,
+                    progress=progress, targets_later=targets, images=images,
                 )  # fmt: skip
                 progress.end()
                 progress = None

@@ -80,3 +80,22 @@ def test_control_characters_from_the_file_are_escaped(tmp_path: Path) -> None:
     ok = run("info", str(path))
     assert ok.returncode == 0 and "\x1b" not in ok.stdout
     assert "  mesh m\\x1bx: 0 vertices, 0 faces, 0 corners\n" in ok.stdout
+
+
+def test_info_piped_into_a_reader_that_leaves_ends_quietly(tmp_path: Path) -> None:
+    """``info FILE | head -1`` printed a BrokenPipeError traceback."""
+    path = tmp_path / "many.x"
+    meshes = b"".join(
+        b"Mesh M%d { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; }\n" % i for i in range(3000)
+    )
+    path.write_bytes(b"xof 0303txt 0032" + meshes)  # more output than a pipe's buffer
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "addon.xfile", "info", str(path), "--json"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    proc.stdout.close()  # the reader leaves after one byte
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert err == ""

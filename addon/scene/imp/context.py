@@ -29,10 +29,20 @@ class ImportResult:
     vertex_count: int = 0
     face_count: int = 0
     warnings: list[str] = field(default_factory=list)
-    extras: list[str] = field(default_factory=list)  # uninterpreted templates and where kept
+    # uninterpreted templates and where kept, counted over every file: "Name xN (where)"
+    kept_extras: dict[tuple[str, str], int] = field(default_factory=dict)
     # facts for the report (names' encoding, the tick rate chosen, sets played together...)
     notes: list[str] = field(default_factory=list)
     created: list[bpy.types.ID] = field(default_factory=list)  # anything else steps made
+
+    @property
+    def extras(self) -> list[str]:
+        """Each uninterpreted template once, however many files held it."""
+        return [f"{name} x{count} ({where})" for (name, where), count in self.kept_extras.items()]
+
+    def keep_extra(self, template: str, count: int, where: str) -> None:
+        key = (template, where)
+        self.kept_extras[key] = self.kept_extras.get(key, 0) + count
 
     def summary(self) -> str:
         """The one report line."""

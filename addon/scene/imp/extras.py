@@ -133,7 +133,7 @@ def keep_extras(ctx: BuildContext) -> None:
     for name in names:
         count = sum(1 for o in kept if o.template == name)
         where = "kept as custom property xof_extras" if ctx.roots else "not imported"
-        ctx.result.extras.append(f"{name} x{count} ({where})")
+        ctx.result.keep_extra(name, count, where)
 
 
 EXTRAS_STEP = BuildStep("extras", keep_extras)

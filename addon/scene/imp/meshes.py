@@ -228,8 +228,10 @@ def _first_texel_uvs(mesh: bpy.types.Mesh, data: MeshData, label: str) -> list[s
     layer = mesh.uv_layers.new(name="UVMap")
     uv = np.tile(np.array([u, v], dtype=np.float32), len(mesh.loops))
     _set_attr(mesh, layer.name, "FLOAT2", "CORNER", "vector", uv)
+    name = textured[0].name
+    which = f"material {name!r}" if name else "an unnamed material"
     return [
-        f"mesh {label!r}: no texture coordinates, but material {textured[0].name!r} has a "
+        f"mesh {label!r}: no texture coordinates, but {which} has a "
         "texture: every corner shows its first texel, as in D3D (a UV map at that texel)"
     ]
 

@@ -192,10 +192,17 @@ def _find_folder(base: Path, sub: str) -> Path | None:
 class TextureLoader:
     """Loads each texture once per import; records images it created and warnings."""
 
-    def __init__(self, x_file_dir: str | Path | None, folders: tuple[str | Path, ...] = ()) -> None:
+    def __init__(
+        self,
+        x_file_dir: str | Path | None,
+        folders: tuple[str | Path, ...] = (),
+        images: dict[str, bpy.types.Image] | None = None,
+    ) -> None:
+        """``images``: the images of files imported before this one, by resolved path (an
+        image two files use loads once)."""
         self.x_file_dir = x_file_dir
         self.folders = folders
-        self._images: dict[str, bpy.types.Image] = {}
+        self._images: dict[str, bpy.types.Image] = images if images is not None else {}
         self.created: list[bpy.types.Image] = []
         self.warnings: list[str] = []
 
