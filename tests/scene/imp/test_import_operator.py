@@ -220,3 +220,13 @@ def test_property_defaults_are_the_options_defaults():
         assert props[name].default == value, name
     slerp = props["animation_slerp_step"].default
     assert slerp == pytest.approx(DEFAULTS.animation.slerp_step, rel=1e-6)  # float32 property
+
+
+def test_the_readme_lists_every_keyword_of_the_operator():
+    """The README's keyword list left out the morph, animation and cloth options."""
+    text = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    start = text.index("Options (all keywords")
+    listed = text[start : text.index("\n\n", text.index("- Cloth:", start))]
+    plumbing = {"rna_type", "filepath", "files", "directory", "filter_glob"}
+    keywords = {p.identifier for p in bpy.ops.import_scene.x.get_rna_type().properties}
+    assert sorted(k for k in keywords - plumbing if f"`{k}`" not in listed) == []
