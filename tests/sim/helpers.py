@@ -41,3 +41,10 @@ def structural_stretch(model: ClothModel, positions: np.ndarray) -> np.ndarray:
     a, b = model.springs[structural].T
     lengths = np.linalg.norm(positions[b] - positions[a], axis=1)
     return np.abs(lengths / model.rest_lengths[structural] - 1.0)
+
+
+def storage_rows(points: np.ndarray, dtype: type) -> np.ndarray:
+    """Points as the solvers' (N, 4) rows (x, y, z, 0) of ``dtype``."""
+    out = np.zeros((points.shape[0], 4), dtype=dtype)
+    out[:, :3] = points
+    return out

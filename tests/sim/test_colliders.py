@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from addon.sim.collide.colliders import Plane, Sphere, resolve_positions, resolve_velocities
+from addon.sim.collide.colliders import (
+    Plane,
+    Scratch,
+    Sphere,
+    resolve_positions,
+    resolve_velocities,
+)
 from addon.sim.mesh.rows import put_columns, take_columns
 from addon.sim.xpbd.solver import XpbdSolver
+
+from .helpers import storage_rows
 
 CENTRE = np.array([0.0, 0.0, 0.0])
 RADIUS, MARGIN, MU = 1.0, 0.01, 0.3
@@ -114,3 +123,66 @@ def test_plane_positions_match_the_rule_for_level_and_tilted_planes() -> None:
             )
             assert np.allclose(pos[i, :3], expected, atol=2e-6), i
         assert (pos[:, 3] == 0).all()
+
+
+# -- the plane rule point by point, and no contacts ------------------------------------------
+
+
+def _expected_plane(
+    p: np.ndarray,
+    before: np.ndarray,
+    point: np.ndarray,
+    normal: np.ndarray,
+    margin: float,
+    mu: float,
+) -> np.ndarray:
+    n = normal / np.linalg.norm(normal)
+    height = p @ n - (point @ n + margin)
+    if height >= 0.0:
+        return p
+    push = -height
+    out = p + n * push
+    moved = out - before
+    tangential = moved - n * (moved @ n)
+    slip = np.linalg.norm(tangential)
+    cut = 1.0 if slip <= mu * push else mu * push / slip
+    return out - tangential * cut
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "normal", [(0.0, 0.0, 1.0), (0.0, 0.0, -1.0), (1e-9, 0.0, 1.0), (0.3, -0.4, 0.8)]
+)
+def test_plane_contacts_match_the_rule_point_by_point(dtype: type, normal: tuple) -> None:
+    rng = np.random.default_rng(8)
+    before = rng.normal(0.0, 0.5, (40, 3))
+    after = before + rng.normal(0.0, 0.1, (40, 3))
+    movable = rng.random(40) < 0.8
+    point = np.array([0.1, -0.2, 0.05])
+    pos, prev = storage_rows(after, dtype), storage_rows(before, dtype)
+    plane = Plane(point, normal)
+    scratch = Scratch(40, dtype)
+    count = resolve_positions((plane,), pos, prev, movable, 0.01, 0.4, scratch)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    expected_count = 0
+    for i in range(40):
+        if not movable[i]:
+            np.testing.assert_array_equal(pos[i], storage_rows(after[i : i + 1], dtype)[0])
+            continue
+        want = _expected_plane(after[i], before[i], point, np.array(normal), 0.01, 0.4)
+        expected_count += int(not np.array_equal(want, after[i]))
+        np.testing.assert_allclose(pos[i, :3], want, atol=tol)
+    assert count == expected_count and np.all(pos[:, 3] == 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_no_contacts_change_nothing(dtype: type) -> None:
+    pos = storage_rows(np.full((5, 3), 3.0), dtype)
+    keep = pos.copy()
+    colliders = (Plane([0, 0, 0], [0, 0, 1]), Sphere([0, 0, 0], 1.0))
+    assert resolve_positions(colliders, pos, pos.copy(), np.ones(5, bool), 0.01, 0.5) == 0
+    assert np.array_equal(pos, keep)
+    pos[:, 2] = -3.0  # below the plane, but none may move
+    keep = pos.copy()
+    assert resolve_positions(colliders, pos, pos.copy(), np.zeros(5, bool), 0.01, 0.5) == 0
+    assert np.array_equal(pos, keep)

@@ -3,6 +3,8 @@ allows (4 per spring kind: every kind of a quad grid is a bipartite graph of deg
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ from addon.sim import (
     shear_springs,
 )
 from addon.sim.xpbd.build import STRIDE_MIN_CONSTRAINTS
-from addon.sim.xpbd.coloring import colour_groups, stride_colours
+from addon.sim.xpbd.coloring import MAX_TAIL_SPRINGS, colour_groups, stride_colours
 from addon.sim.xpbd.constraint_pass import Mode
 from addon.sim.xpbd.limiters import limiter_levels
 from tests.sim.grids import quad_grid, triangle_fan
@@ -143,3 +145,64 @@ def test_big_limiter_sets_are_coloured_by_stride_in_the_solver() -> None:
         assert np.unique(d).size == 2  # both directions in every group
         stripe = _mixed(np.stack([ends[: g.size], ends[g.size :]], axis=1))
         assert np.unique(stripe).size == 1  # one diagonal stripe
+
+
+# -- edge cases: multigraphs, stars, a shuffled grid -----------------------------------------
+
+
+def _check_exact_partition(pairs: np.ndarray, groups: list[np.ndarray]) -> None:
+    every = np.concatenate(groups) if groups else np.empty(0, dtype=np.int64)
+    assert np.array_equal(np.sort(every), np.arange(pairs.shape[0]))
+    for g in groups:
+        assert g.size and np.array_equal(g, np.sort(g))
+        ends = pairs[g].ravel()
+        assert np.unique(ends).size == ends.size
+
+
+def test_colouring_small_random_multigraphs() -> None:
+    # repeated springs (both directions too); no self-loops: ClothModel and the limiters drop
+    # them before colour_groups sees them
+    rng = np.random.default_rng(6)
+    for _ in range(1500):
+        n = int(rng.integers(2, 30))
+        pairs = rng.integers(0, n, (int(rng.integers(0, 60)), 2))
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        if pairs.size and rng.random() < 0.4:
+            repeat = pairs[rng.integers(0, len(pairs), 5)]
+            pairs = np.concatenate([pairs, repeat, repeat[:, ::-1]])
+        _check_exact_partition(pairs, colour_groups(pairs, n))
+
+
+def test_colouring_stars_and_odd_cycles() -> None:
+    for spokes in (3, 32, 33, 40, 70):  # around MAX_COLOURS
+        star = np.stack([np.zeros(spokes, np.int64), np.arange(1, spokes + 1)], axis=1)
+        groups = colour_groups(star, spokes + 1)
+        _check_exact_partition(star, groups)
+        assert len(groups) == spokes
+        start = spokes + 1
+        ring = np.arange(start, start + 7)
+        cycle = np.stack([ring, np.roll(ring, -1)], axis=1)
+        link = np.array([[1, start]])
+        pairs = np.concatenate([star, cycle, link])
+        groups = colour_groups(pairs, start + 7)
+        _check_exact_partition(pairs, groups)
+        assert len(groups) == spokes  # the cycle's third colour fits in the star's
+
+
+@pytest.mark.parametrize("nx", [100, 320])
+def test_colouring_a_shuffled_grid_is_quick_and_small_tails_are_absorbed(nx: int) -> None:
+    # an imported mesh has its vertices in any order: Kempe walks in Python place a tail of
+    # up to MAX_TAIL_SPRINGS (100 x 100: 19,800 springs, 4 groups); a bigger one (320 x 320:
+    # 204,160 springs, a tail of ~24k) keeps a group of its own instead of a 0.6 s walk
+    _, sizes, corners = quad_grid(nx, nx)
+    n = nx * nx
+    perm = np.random.default_rng(7).permutation(n)
+    shuffled = np.sort(perm[face_edges(sizes, corners)], axis=1)
+    shuffled = shuffled[np.argsort(shuffled[:, 0] * n + shuffled[:, 1])]
+    started = time.process_time()
+    groups = colour_groups(shuffled, n)
+    spent = time.process_time() - started
+    assert len(groups) == (4 if nx == 100 else 5)
+    assert groups[-1].size > MAX_TAIL_SPRINGS or nx == 100
+    assert spent < 0.4, f"{spent:.2f} s CPU for {len(shuffled)} springs"  # 0.07 s here
+    _check_exact_partition(shuffled, groups)

@@ -8,7 +8,7 @@ import pytest
 from addon.sim import ClothModel, SimSettings, Simulator, Sphere
 from addon.sim.guard import ExplosionGuard
 
-from .helpers import grid_model
+from .helpers import grid_model, storage_rows
 
 
 def _run(sim: Simulator, frames: int = 10, **kwargs: object) -> np.ndarray:
@@ -144,3 +144,34 @@ def test_guard_names_each_problem_on_both_storages(dtype: type) -> None:
     assert guard.problem(torn, still) == "a spring is stretched beyond the limit"
     torn[10:, 1] -= 1.5 * spacing  # 2x: on the limit, not beyond it
     assert guard.problem(torn, still) is None
+
+
+# -- edge cases: every pin moving, no springs, no points -------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_guard_edge_cases_on_both_storages(dtype: type) -> None:
+    pinned_all = grid_model(3, pins=tuple(range(9)))
+    guard = ExplosionGuard(pinned_all, max_speed=10.0, max_stretch=2.0)
+    pos = storage_rows(pinned_all.rest_positions * 50.0, dtype)  # pins follow the animation
+    vel = storage_rows(np.full((9, 3), 1e6), dtype)
+    assert guard.problem(pos, vel, pos * 0, 0.04) is None
+    pos[4, 1] = np.inf
+    assert guard.problem(pos, vel) == "non-finite positions or velocities"
+    no_springs = ClothModel(np.zeros((3, 3)), np.ones(3), np.empty((0, 2), dtype=np.int64))
+    guard = ExplosionGuard(no_springs, max_speed=10.0, max_stretch=2.0)
+    pos = storage_rows(np.arange(9.0).reshape(3, 3) * 100.0, dtype)
+    assert guard.problem(pos, np.zeros_like(pos)) is None
+    vel = np.zeros_like(pos)
+    vel[2, 0] = -11.0
+    assert guard.problem(pos, vel).startswith("a point moves at 11")
+    vel[2, 0] = np.nan
+    assert guard.problem(pos, vel) == "non-finite positions or velocities"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_guard_accepts_a_cloth_without_points(dtype: type) -> None:
+    empty = ClothModel(np.empty((0, 3)), np.empty(0), np.empty((0, 2), dtype=np.int64))
+    guard = ExplosionGuard(empty, max_speed=10.0, max_stretch=2.0)
+    rows = np.zeros((0, 4), dtype=dtype)
+    assert guard.problem(rows, rows, rows, 0.04) is None
