@@ -1,10 +1,11 @@
 """One conversion inside a worker process that has bpy: reset, import, bake, export, count.
 
 Runs only in a worker (``worker.py``), never in Blender's UI: it resets the whole session
-between files. Output is written into a temporary folder next to the final place and moved
-there when complete, so an interrupted or failed conversion never leaves a file that looks
-converted. Everything the importer and the exporters print is captured (at the file
-descriptor, so Blender's own C-level reports too) and its warnings go into the result.
+between files. Output is written into a staging folder next to the final place
+(:mod:`.staging`) and moved there when complete, so an interrupted or failed conversion never
+leaves a file that looks converted. Everything the importer and the exporters print is
+captured (at the file descriptor, so Blender's own C-level reports too) and its warnings go
+into the result.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..xfile.errors import printable
+from . import staging as stage_folders
 from .options import DEGREE_PROPS, coerce
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository root: the extension package
@@ -144,13 +147,18 @@ def reset() -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def _test_hook(source: str) -> None:
+def _test_hook(source: str, stage: str = "import") -> None:
     """For the tests only: ``XOF_BATCH_TEST_CRASH=MODE:NAME[,MODE:NAME...]`` makes the worker
-    die (``exit``: ``os._exit(70)``; ``segv``: SIGSEGV) or hang (``hang``) on the file named
-    NAME."""
+    die (``exit``: ``os._exit(70)``; ``segv``: SIGSEGV) or hang (``hang``) while importing
+    the file named NAME, or hang while exporting it (``hang-export``: its staging folder is
+    made)."""
     for spec in os.environ.get("XOF_BATCH_TEST_CRASH", "").split(","):
         mode, _, name = spec.partition(":")
         if not name or Path(source).name != name:
+            continue
+        if stage == "export":
+            if mode == "hang-export":
+                time.sleep(3600)
             continue
         if mode == "exit":
             os._exit(70)
@@ -287,9 +295,10 @@ def convert(task: dict[str, Any], props: dict[str, tuple[str, bool]]) -> dict[st
         result["counts"] = counts()
         stage = "output"
         output.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{output.stem}.", dir=output.parent))
+        staging = stage_folders.make(output.parent, output.stem)
         stage = "export"
         with _Capture() as cap:
+            _test_hook(str(source), "export")
             x_format = task.get("x_format") or ("txt", "32")
             export(target, staging / output.name, source.parent, (x_format[0], x_format[1]))
         result["warnings"] += warnings_in(cap.text, "export")
@@ -302,10 +311,16 @@ def convert(task: dict[str, Any], props: dict[str, tuple[str, bool]]) -> dict[st
     except (RuntimeError, ValueError, OSError, TypeError, KeyError, AttributeError) as exc:
         where = {"import": "", "output": "cannot write the output: "}.get(stage, f"{stage}: ")
         result["error"] = where + _error_text(exc)
-        if stage == "import" and isinstance(exc, RuntimeError) and str(source) not in str(exc):
-            result["error"] = f"{source}: {result['error']}"
+        # the importer's errors name the file (escaped): named once, not again
+        shown = printable(str(source))
+        if stage == "import" and isinstance(exc, RuntimeError) and shown not in str(exc):
+            result["error"] = f"{shown}: {result['error']}"
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+    return _finish(result, start)
+
+
+def _finish(result: dict[str, Any], start: float) -> dict[str, Any]:
     result["seconds"] = time.perf_counter() - start
     return result
