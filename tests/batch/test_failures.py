@@ -166,7 +166,7 @@ def test_new_import_options_pass_through_or_are_refused(tmp_path: Path, capsys) 
         assert not (tmp_path / "out" / "a.glb").exists()
 
 
-# --- hostile and unlucky libraries (issue 34, items 11 to 15) ----------------
+# --- hostile and unlucky libraries (issue 34, items 11 to 15; issue 35, item 8) ----------------
 
 
 def test_links_out_of_the_tree_and_hostile_names(tmp_path: Path, capsys) -> None:
@@ -295,3 +295,23 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run(tmp_path: Path,
     assert sorted(p.name for p in out.iterdir()) == ["a.glb", "b.glb"]
     err = capsys.readouterr().err
     assert f"note: removed 1 staging folder(s) that killed runs left in {out}: {left.name}" in err
+
+
+def test_animation_only_files_are_skipped_with_the_reason(tmp_path: Path, capsys) -> None:
+    """An animation-only file was reported "converted" into a 132-byte glb holding nothing."""
+    from tests.scene.skin_fixtures import anim_only_text
+
+    _files(tmp_path / "in", ["a.x"])
+    (tmp_path / "in" / "nod.x").write_text(anim_only_text(), "ascii")
+    out = tmp_path / "out"
+    code, files = _convert([str(tmp_path / "in"), "--to", "glb", "--out", str(out),
+                            "--workers", "1"], tmp_path / "r.json")  # fmt: skip
+    assert code == 0
+    assert files["a.x"]["status"] == "converted"
+    nod = files["nod.x"]
+    assert nod["status"] == "skipped"
+    assert nod["reason"].startswith("an animation-only file (1 animation set(s), no mesh)")
+    assert sorted(p.name for p in out.iterdir()) == ["a.glb"]
+    assert (
+        f"SKIPPED: {tmp_path / 'in' / 'nod.x'}: an animation-only file" in capsys.readouterr().out
+    )
