@@ -265,8 +265,9 @@ def merge_sets_playing_together() -> list[str]:
             source = _channelbag(strip.action, strip.action_slot)
             if source is None:
                 continue
-            for curve in source.fcurves:
-                _copy_fcurve(curve, bag)
+            for curve in source.fcurves:  # disjoint sets: no channel twice (else: first kept)
+                if bag.fcurves.find(curve.data_path, index=curve.array_index) is None:
+                    _copy_fcurve(curve, bag)
             start, end = strip.action.frame_range
             first, last = min(first, float(start)), max(last, float(end))
             cyclic |= bool(strip.action.use_cyclic)

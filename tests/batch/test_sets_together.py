@@ -22,7 +22,7 @@ from addon.batch import cli
 from addon.xfile import XFileError, read
 from tests.scene.skin_fixtures import character_text, evaluated_world_positions, set_frame
 
-from .batch_fixtures import TOGETHER_SETS, glb_json, together_text
+from .batch_fixtures import TOGETHER_SETS, glb_json, together_text, validate
 
 pytestmark = [pytest.mark.blender, pytest.mark.slow]
 
@@ -56,6 +56,12 @@ def test_sets_that_play_together_are_one_gltf_animation(converted) -> None:
     names = sorted(a["name"] for a in glb_json(out / "walkwave.glb")["animations"])
     assert names == ["Walk", "Wave"]
     assert "merged_sets" not in files["walkwave.x"]
+
+
+def test_the_merged_animation_passes_the_khronos_validator(converted) -> None:
+    _, out, _ = converted
+    for verdict in validate([out / "parts.glb", out / "walkwave.glb"]):
+        assert verdict["errors"] == 0, verdict
 
 
 def _scene_at(bpy, seconds: list[float]) -> tuple[list[np.ndarray], dict[str, list[float]]]:
