@@ -248,14 +248,17 @@ def _start_and_kill(tmp_path: Path, hook: str, ready) -> int:
             "--out", str(tmp_path / "out"), "--workers", "1"]  # fmt: skip
     env = dict(os.environ, XOF_BATCH_TEST_CRASH=hook)
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not ready() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)  # the worker is now in b.x, hanging
-    (worker,) = _workers_of(proc.pid)
-    proc.kill()
-    proc.wait()
-    return worker
+    try:
+        deadline = time.monotonic() + 120
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # the worker is now in b.x, hanging
+        workers = _workers_of(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert len(workers) == 1, workers
+    return workers[0]
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="finds workers through /proc")
