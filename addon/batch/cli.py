@@ -19,10 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from . import staging
 from .inputs import expand, plan, up_to_date
 from .options import IMPORT_FLAGS, TARGETS, ticks_choice, ticks_keywords
 from .progress import Progress
-from .report import summary_table, totals, write_report
+from .report import UP_TO_DATE, say, summary_table, totals, write_report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -158,14 +159,31 @@ def _record(source: Any) -> dict[str, Any]:
     }
 
 
+def _left_out(path: str, reason: str) -> dict[str, Any]:
+    return {
+        "source": path,
+        "relative": None,
+        "output": None,
+        "status": "skipped",
+        "reason": reason,
+        "seconds": 0.0,
+        "counts": {},
+        "warnings": [],
+        "error": None,
+    }
+
+
 def convert(args: argparse.Namespace) -> int:
     started = time.monotonic()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     err = sys.stderr
-    pairs, problems = expand(args.inputs)
-    if problems or not pairs:
-        for p in problems or ["no input files"]:
-            err.write(f"error: {p}\n")
+    out: Path = args.out
+    found = expand(args.inputs, out)
+    if found.problems or not found.pairs:
+        for path, reason in found.left_out:
+            say(err, f"left out: {path}: {reason}")
+        for p in found.problems or ["no input files"]:
+            say(err, f"error: {p}")
         return EXIT_USAGE
     if args.workers < 1:
         err.write("error: --workers must be at least 1\n")
@@ -173,21 +191,36 @@ def convert(args: argparse.Namespace) -> int:
     if args.bake_cloth is not None and args.bake_cloth < 1:
         err.write("error: --bake-cloth needs at least 1 frame\n")
         return EXIT_USAGE
-    out: Path = args.out
     try:
         out.mkdir(parents=True, exist_ok=True)
         if not os.access(out, os.W_OK | os.X_OK):
             raise PermissionError("not writable")
     except OSError as exc:
-        err.write(f"error: cannot use the output folder {out}: {exc}\n")
+        say(err, f"error: cannot use the output folder {out}: {exc}")
         return EXIT_USAGE
+    notes = list(found.notes)
+    removed, foreign = staging.remove_stale(out)
+    if removed:
+        notes.append(
+            f"removed {len(removed)} staging folder(s) that killed runs left in {out}: "
+            + ", ".join(str(p.relative_to(out)) for p in removed[:5])
+        )
+    if foreign:
+        notes.append(
+            f"left {len(foreign)} staging folder(s) of another host in {out} (their runs may "
+            "still be going): " + ", ".join(str(p.relative_to(out)) for p in foreign[:5])
+        )
+    for note in notes:
+        say(err, f"note: {note}")
     requested = requested_options(args)
-    sources, collisions = plan(pairs, out, TARGETS[args.to][0])
+    sources, collisions = plan(found.pairs, out, TARGETS[args.to][0])
     records = [_record(s) for s in sources]
     for problem in collisions:
         records.append(
             {
                 "source": problem.split(": ", 1)[0],
+                "relative": None,
+                "output": None,
                 "status": "failed",
                 "error": problem,
                 "seconds": 0.0,
@@ -195,10 +228,12 @@ def convert(args: argparse.Namespace) -> int:
                 "warnings": [],
             }
         )
+    records += [_left_out(path, reason) for path, reason in found.left_out]
     tasks: list[dict[str, Any]] = []
     for i, source in enumerate(sources):
         if not args.force and up_to_date(source):
             records[i]["status"] = "skipped"
+            records[i]["reason"] = UP_TO_DATE
             continue
         tasks.append(
             {
@@ -225,7 +260,7 @@ def convert(args: argparse.Namespace) -> int:
                 try:
                     runner = DaskRunner(args.scheduler, args.timeout)
                 except (OSError, RuntimeError, TimeoutError, ValueError) as exc:
-                    err.write(f"error: cannot reach the Dask scheduler {args.scheduler}: {exc}\n")
+                    say(err, f"error: cannot reach the Dask scheduler {args.scheduler}: {exc}")
                     return EXIT_USAGE
             else:
                 from .pool import LocalPool
@@ -235,20 +270,20 @@ def convert(args: argparse.Namespace) -> int:
                 ready = runner.probe()
             except (OSError, RuntimeError, TimeoutError) as exc:
                 where = f"the Dask cluster at {args.scheduler}" if args.scheduler else "a worker"
-                err.write(f"error: {where}: {exc}\n")
+                say(err, f"error: {where}: {exc}")
                 return EXIT_USAGE
             if not ready.get("ready"):
-                err.write(f"error: {ready.get('error')}\n")
+                say(err, f"error: {ready.get('error')}")
                 return EXIT_USAGE
             missing = unsupported(requested, ready["props"])
             if missing:
                 for m in missing:
-                    err.write(f"error: {m}\n")
+                    say(err, f"error: {m}")
                 return EXIT_USAGE
         lock = threading.Lock()
         with Progress(len(records)) as progress:
             for rec in records:
-                if rec["status"] in ("skipped", "failed"):
+                if rec["status"] in ("skipped", "failed"):  # before the run: counted now
                     progress.add(rec["status"])
 
             def on_result(task: dict[str, Any], result: dict[str, Any]) -> None:
@@ -274,7 +309,7 @@ def convert(args: argparse.Namespace) -> int:
             try:
                 runner.close()
             except Exception as exc:  # closing a lost cluster connection is not a failure
-                err.write(f"note: closing the workers: {exc}\n")
+                say(err, f"note: closing the workers: {exc}")
     wall = time.monotonic() - started
     summary_table(records, wall, sys.stdout)
     ok = all(r["status"] in ("converted", "skipped") for r in records)
@@ -291,6 +326,7 @@ def convert(args: argparse.Namespace) -> int:
                 "out": str(out.resolve()),
                 "engine": f"dask {args.scheduler}" if args.scheduler else f"local {args.workers}",
                 "import_options": requested,
+                "notes": notes,
                 "started": started_at,
                 "seconds": round(wall, 3),
                 "interrupted": interrupted,

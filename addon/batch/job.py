@@ -1,10 +1,12 @@
 """One conversion inside a worker process that has bpy: reset, import, bake, export, count.
 
 Runs only in a worker (``worker.py``), never in Blender's UI: it resets the whole session
-between files. Output is written into a temporary folder next to the final place and moved
-there when complete, so an interrupted or failed conversion never leaves a file that looks
-converted. Everything the importer and the exporters print is captured (at the file
-descriptor, so Blender's own C-level reports too) and its warnings go into the result.
+between files. Output is written into a staging folder next to the final place
+(:mod:`.staging`) and moved there when complete, so an interrupted or failed conversion never
+leaves a file that looks converted. Everything the importer and the exporters print is
+captured (at the file descriptor, so Blender's own C-level reports too) and its warnings go
+into the result. A file that imports without a mesh (an animation-only file) is skipped with
+the reason; for glTF, animation sets that play together become one animation.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..xfile.errors import printable
+from . import staging as stage_folders
 from .options import DEGREE_PROPS, coerce
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository root: the extension package
@@ -144,13 +150,18 @@ def reset() -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def _test_hook(source: str) -> None:
+def _test_hook(source: str, stage: str = "import") -> None:
     """For the tests only: ``XOF_BATCH_TEST_CRASH=MODE:NAME[,MODE:NAME...]`` makes the worker
-    die (``exit``: ``os._exit(70)``; ``segv``: SIGSEGV) or hang (``hang``) on the file named
-    NAME."""
+    die (``exit``: ``os._exit(70)``; ``segv``: SIGSEGV) or hang (``hang``) while importing
+    the file named NAME, or hang while exporting it (``hang-export``: its staging folder is
+    made)."""
     for spec in os.environ.get("XOF_BATCH_TEST_CRASH", "").split(","):
         mode, _, name = spec.partition(":")
         if not name or Path(source).name != name:
+            continue
+        if stage == "export":
+            if mode == "hang-export":
+                time.sleep(3600)
             continue
         if mode == "exit":
             os._exit(70)
@@ -183,6 +194,99 @@ def bake_cloth(frames: int) -> list[str]:
     return baked
 
 
+def _channelbag(action: Any, slot: Any) -> Any:
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                return bag
+    return None
+
+
+_KEY_FLOATS = ("co", "handle_left", "handle_right")
+_KEY_ENUMS = ("interpolation", "handle_left_type", "handle_right_type", "easing")
+
+
+def _copy_fcurve(curve: Any, bag: Any) -> None:
+    """A copy of ``curve`` (keys, handles, interpolation, cycles, extrapolation) in ``bag``."""
+    group = curve.group.name if curve.group is not None else ""
+    try:
+        new = bag.fcurves.new(curve.data_path, index=curve.array_index, group_name=group)
+    except TypeError:  # Blender before 5.0: the group is assigned after
+        new = bag.fcurves.new(curve.data_path, index=curve.array_index)
+        if group:
+            new.group = bag.groups.get(group) or bag.groups.new(group)
+    count = len(curve.keyframe_points)
+    new.keyframe_points.add(count)
+    floats = np.empty(2 * count, np.float32)
+    for name in _KEY_FLOATS:
+        curve.keyframe_points.foreach_get(name, floats)
+        new.keyframe_points.foreach_set(name, floats)
+    enums = np.empty(count, np.int32)
+    for name in _KEY_ENUMS:
+        curve.keyframe_points.foreach_get(name, enums)
+        new.keyframe_points.foreach_set(name, enums)
+    for modifier in curve.modifiers:
+        if modifier.type == "CYCLES":
+            new.modifiers.new("CYCLES")
+    new.extrapolation = curve.extrapolation
+    new.update()
+
+
+def merge_sets_playing_together() -> list[str]:
+    """The actions that play at once on objects (the importer puts sets that key disjoint
+    bones on unmuted NLA tracks, with no active action) made into one active action, so that
+    glTF exports them as one animation; the names of the merged sets (none: nothing done).
+
+    Keys stay at their own times; the merged sets' actions are removed (the glTF exporter
+    would export each one as an animation of its own too)."""
+    bpy = _bpy()
+    owners = []
+    for obj in bpy.data.objects:
+        anim = obj.animation_data
+        if anim is None or anim.action is not None:
+            continue
+        strips = [
+            s for t in anim.nla_tracks if not t.mute for s in t.strips
+            if not s.mute and s.action is not None
+        ]  # fmt: skip
+        if strips:
+            owners.append((obj, strips))
+    names = list(dict.fromkeys(s.action.name for _, strips in owners for s in strips))
+    if len(names) < 2:
+        return []
+    merged = bpy.data.actions.new("+".join(names))
+    keys = merged.layers.new("Layer").strips.new(type="KEYFRAME")
+    first, last, cyclic = float("inf"), float("-inf"), False
+    for obj, strips in owners:
+        slot = merged.slots.new("OBJECT", obj.name)
+        bag = keys.channelbag(slot, ensure=True)
+        for strip in strips:
+            source = _channelbag(strip.action, strip.action_slot)
+            if source is None:
+                continue
+            for curve in source.fcurves:  # disjoint sets: no channel twice (else: first kept)
+                if bag.fcurves.find(curve.data_path, index=curve.array_index) is None:
+                    _copy_fcurve(curve, bag)
+            start, end = strip.action.frame_range
+            first, last = min(first, float(start)), max(last, float(end))
+            cyclic |= bool(strip.action.use_cyclic)
+        anim = obj.animation_data
+        for track in [t for t in anim.nla_tracks if not t.mute]:
+            anim.nla_tracks.remove(track)
+        anim.action = merged
+        anim.action_slot = slot
+    if first <= last:
+        merged.use_frame_range = True
+        merged.frame_start, merged.frame_end = first, max(last, first + 1.0)
+        merged.use_cyclic = cyclic
+    for name in names:
+        action = bpy.data.actions.get(name)
+        if action is not None and action.users == 0:
+            bpy.data.actions.remove(action)
+    return names
+
+
 def _copy_textures(folder: Path, source_dir: Path) -> None:
     """Copy every image file into ``folder`` (keeping its place below the source's folder, else
     by name) and point the images there, so exporters write paths relative to the output."""
@@ -210,6 +314,8 @@ def export(
     ``x_format``: the .x encoding and float bits for ``target == "x"``."""
     bpy = _bpy()
     if target in ("glb", "gltf"):
+        # ACTIONS: every action an animation of its own (sets that play together were
+        # merged into one before, merge_sets_playing_together)
         bpy.ops.export_scene.gltf(
             filepath=str(path),
             export_format="GLB" if target == "glb" else "GLTF_SEPARATE",
@@ -285,11 +391,20 @@ def convert(task: dict[str, Any], props: dict[str, tuple[str, bool]]) -> dict[st
             result["warnings"] += warnings_in(cap.text, "bake")
             stages["bake"], mark = time.perf_counter() - mark, time.perf_counter()
         result["counts"] = counts()
+        if not any(o.type == "MESH" for o in bpy.data.objects):
+            result["status"] = "skipped"
+            result["reason"] = _meshless_reason(result["counts"])
+            return _finish(result, start)
+        if target in ("glb", "gltf"):
+            merged = merge_sets_playing_together()
+            if merged:
+                result["merged_sets"] = merged
         stage = "output"
         output.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{output.stem}.", dir=output.parent))
+        staging = stage_folders.make(output.parent, output.stem)
         stage = "export"
         with _Capture() as cap:
+            _test_hook(str(source), "export")
             x_format = task.get("x_format") or ("txt", "32")
             export(target, staging / output.name, source.parent, (x_format[0], x_format[1]))
         result["warnings"] += warnings_in(cap.text, "export")
@@ -302,10 +417,26 @@ def convert(task: dict[str, Any], props: dict[str, tuple[str, bool]]) -> dict[st
     except (RuntimeError, ValueError, OSError, TypeError, KeyError, AttributeError) as exc:
         where = {"import": "", "output": "cannot write the output: "}.get(stage, f"{stage}: ")
         result["error"] = where + _error_text(exc)
-        if stage == "import" and isinstance(exc, RuntimeError) and str(source) not in str(exc):
-            result["error"] = f"{source}: {result['error']}"
+        # the importer's errors name the file (escaped): named once, not again
+        shown = printable(str(source))
+        if stage == "import" and isinstance(exc, RuntimeError) and shown not in str(exc):
+            result["error"] = f"{shown}: {result['error']}"
     finally:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+    return _finish(result, start)
+
+
+def _finish(result: dict[str, Any], start: float) -> dict[str, Any]:
     result["seconds"] = time.perf_counter() - start
     return result
+
+
+def _meshless_reason(found: dict[str, int]) -> str:
+    if found.get("actions"):
+        return (
+            f"an animation-only file ({found['actions']} animation set(s), no mesh): nothing "
+            "to convert on its own; import it onto its character in Blender (File > Import > "
+            "DirectX Animation) and export that"
+        )
+    return "no mesh in the file: nothing to convert"

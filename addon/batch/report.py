@@ -2,7 +2,9 @@
 
 The report (``--report FILE``) holds the run's settings, totals by status and, per file:
 status (converted / failed / crashed / skipped / not run), source, output, seconds, counts
-(objects, vertices, bones, actions, keys, shape keys, materials), warnings and the error.
+(objects, vertices, bones, actions, keys, shape keys, materials), warnings, the error and,
+for a skipped file, the reason. On the terminal every name is escaped (control characters,
+undecodable bytes), so a file name cannot act on the terminal.
 """
 
 from __future__ import annotations
@@ -12,7 +14,18 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..xfile.errors import printable
+
 STATUSES = ("converted", "failed", "crashed", "skipped", "not run")
+UP_TO_DATE = "up to date"  # the reason of a skip that is no news: not listed on the terminal
+
+
+def say(stream: TextIO, line: str) -> None:
+    """Write ``line`` escaped (see :func:`printable`) and in what the stream can encode."""
+    text = printable(line)
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+    stream.write(text + "\n")
 
 
 def totals(files: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -34,8 +47,14 @@ def summary_table(files: list[dict[str, Any]], wall: float, stream: TextIO) -> N
             stream.write(f"{status:<10} {int(row['files']):>6} {row['seconds']:>9.2f}\n")
     stream.write(f"{'total':<10} {len(files):>6} {wall:>9.2f} (wall)\n")
     for f in files:
-        if f["status"] in ("failed", "crashed"):
-            stream.write(f"{f['status'].upper()}: {f['source']}: {f.get('error')}\n")
+        status, source = f["status"], printable(str(f["source"]))
+        if status in ("failed", "crashed"):
+            error = str(f.get("error"))
+            # the importer's errors begin with the file's name (file:line:column): once
+            named = error if printable(error).startswith(source) else f"{source}: {error}"
+            say(stream, f"{status.upper()}: {named}")
+        elif status == "skipped" and f.get("reason") not in (None, UP_TO_DATE):
+            say(stream, f"SKIPPED: {source}: {f['reason']}")
     stream.flush()
 
 

@@ -4,7 +4,9 @@
 pipes; the child enables the extension, says it is ready (with the import operator's
 properties) and then answers one task at a time. A child that dies or stops answering is
 reported for the file it held (``crashed``) and started anew for the next file. The child
-runs in its own session, so a Ctrl-C at the terminal reaches only the parent, which stops it.
+runs in its own session, so a Ctrl-C at the terminal reaches only the parent, which stops it;
+a parent that is killed cannot stop it, so the child watches its parent's pid and ends itself
+when the parent is gone, also while a conversion hangs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -37,6 +40,20 @@ def _rss_mb() -> dict[str, float]:
     except (OSError, ValueError, IndexError):
         now = float("nan")
     return {"peak_rss_mb": round(peak, 1), "rss_mb": round(now, 1)}
+
+
+def _watch(parent: int, every: float = 0.5) -> None:
+    """End this process when ``parent`` is gone (POSIX: the child then has another parent).
+    The cloth's step helpers watch their parent the same way."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(0)
+
+
+def watch_parent(parent: int) -> None:
+    """Start the watch in a daemon thread (not on Windows, which keeps the old parent pid)."""
+    if parent and os.name != "nt":
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
 
 
 def serve(in_fd: int, out_fd: int) -> None:
@@ -118,7 +135,7 @@ class WorkerProcess:
         self._log_offset = 0
         with open(self._log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "addon.batch.worker", str(r1), str(w2)],
+                [sys.executable, "-m", "addon.batch.worker", str(r1), str(w2), str(os.getpid())],
                 pass_fds=(r1, w2),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -230,4 +247,5 @@ class WorkerProcess:
 
 
 if __name__ == "__main__":
+    watch_parent(int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -19,7 +19,13 @@ import pytest
 
 from tests.scene import morph_fixtures
 from tests.scene.scene_fixtures import frame_text, material_text, mesh_text, write_x
-from tests.scene.skin_fixtures import anim_only_text, character_text
+from tests.scene.skin_fixtures import (
+    anim_only_text,
+    animation,
+    character_text,
+    key_block,
+    quat_key,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = Path(
@@ -52,6 +58,26 @@ def textured_text() -> str:
     mesh = mesh_text("Quad", quad, [[0, 1, 2, 3]], uvs=[[0, 1], [1, 1], [1, 0], [0, 0]],
                      materials=[mat])  # fmt: skip
     return frame_text("Crate", np.eye(4), [mesh])
+
+
+# Four sets that each key their own part, as Chap06 tiny's five sets do: meant to play at once
+# (name -> (frame, axis, degrees at the keys 0, 1600, 3200 of 4800 ticks a second))
+TOGETHER_SETS = {
+    "Hips": ("Hip", "y", (10, 60, 10)),
+    "Back": ("Spine", "z", (20, -25, 20)),
+    "Nod": ("Head", "x", (-15, 35, -15)),
+    "Spin": ("Spinner", "z", (0, 60, 90)),
+}
+
+
+def together_text() -> str:
+    """The skinned character (3 bones, a rigid spinner) with the sets of ``TOGETHER_SETS``."""
+    body = character_text().split("AnimationSet Walk")[0]
+    sets = ""
+    for name, (frame, axis, degrees) in TOGETHER_SETS.items():
+        keys = key_block(0, [0, 1600, 3200], [quat_key(axis, a) for a in degrees])
+        sets += f"AnimationSet {name} {{\n{animation(frame, keys)}}}\n"
+    return body + sets
 
 
 EXAMPLES = ("cape.x", "flag.x")  # the cloth examples the library holds (not the demo character)

@@ -1,10 +1,10 @@
 """The batch converter end to end: a local pool and a real Dask cluster over one library.
 
-Both runs convert the same files (fixtures, examples, a corrupt file and one that makes its
-worker segfault through the test hook) to glb; their reports must agree file by file, every
-glb must pass the Khronos glTF Validator, and re-imported with Blender's glTF importer it must
-hold what xof's own import of the source holds (meshes, bones, actions, key times, and the
-skinned positions at the keys).
+Both runs convert the same files (fixtures, examples, a corrupt file, one that makes its
+worker segfault through the test hook, an animation-only file, which is skipped) to glb;
+their reports must agree file by file, every glb must pass the Khronos glTF Validator, and
+re-imported with Blender's glTF importer it must hold what xof's own import of the source
+holds (meshes, bones, actions, key times, and the skinned positions at the keys).
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ pytestmark = [pytest.mark.blender, pytest.mark.slow]
 
 CRASH = "crash_me.x"
 BAD = "bad.x"
-# Files each run must convert (relative input path -> glb), the rest fail or crash.
+# Files each run must convert (relative input path -> glb), the rest fail, crash or are skipped.
 CONVERTED = [
-    "chars/character.x", "chars/nod.X", "morph.x", "props/crate.x",
+    "chars/character.x", "morph.x", "props/crate.x",
     "cape.x", "flag.x",
 ]  # fmt: skip
+ANIMATION_ONLY = "chars/nod.X"  # no mesh: skipped with the reason, no output
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +102,7 @@ def test_each_file_in_isolation(which: str, request: pytest.FixtureRequest) -> N
     code, report, out = request.getfixturevalue(which)
     files = _by_source(report)
     assert code == 1 and report["exit_code"] == 1  # one failed, one crashed: not all converted
-    assert sorted(files) == sorted([*CONVERTED, BAD, f"chars/{CRASH}"])
+    assert sorted(files) == sorted([*CONVERTED, BAD, f"chars/{CRASH}", ANIMATION_ONLY])
     for rel in CONVERTED:
         assert files[rel]["status"] == "converted", files[rel]
         assert (out / rel).with_suffix(".glb").is_file()
@@ -114,6 +115,10 @@ def test_each_file_in_isolation(which: str, request: pytest.FixtureRequest) -> N
     assert crashed["error"].startswith("the worker was killed by SIGSEGV during the conversion")
     assert "Fatal Python error: Segmentation fault" in crashed["error"]  # from the worker's log
     assert not (out / "chars" / "crash_me.glb").exists()
+    skipped = files[ANIMATION_ONLY]
+    assert skipped["status"] == "skipped"
+    assert skipped["reason"].startswith("an animation-only file (1 animation set(s), no mesh)")
+    assert not (out / "chars" / "nod.glb").exists()
     assert report["totals"]["converted"]["files"] == len(CONVERTED)
     leftovers = [p for p in out.rglob(".*")]  # no staging folders left behind
     assert leftovers == []
@@ -227,7 +232,7 @@ def _gltf_import(bpy, path: Path) -> None:
     bpy.ops.import_scene.gltf(filepath=str(path))
 
 
-@pytest.mark.parametrize("rel", ["chars/character.x", "chars/nod.X", "morph.x", "cape.x"])
+@pytest.mark.parametrize("rel", ["chars/character.x", "morph.x", "cape.x"])
 def test_reimported_glb_holds_what_xof_imported(rel: str, library: Path, pool_run, xof_enabled):
     bpy = xof_enabled
     _xof_import(bpy, library / rel)

@@ -230,7 +230,7 @@ def main() -> int:
                 f = glb_facts(out)
                 mine = f"{f['vertices']} / {f['animations']} / {f['skins']} / {f['nans']}"
             else:
-                mine = f"{ours['status']}: {ours['error'][:80]}"
+                mine = f"{ours['status']}: {(ours['error'] or ours.get('reason') or '')[:80]}"
             theirs = "-"
             if assimp_results:
                 good, error = assimp_results[i]
