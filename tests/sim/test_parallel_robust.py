@@ -66,7 +66,7 @@ import os, sys, time
 sys.path.insert(0, {links!r})
 sys.path.insert(0, {root!r})
 from bl_ext.user_default.xof.addon import sim
-from bl_ext.user_default.xof.addon.sim import parallel
+from bl_ext.user_default.xof.addon.sim.many import parallel
 from bl_ext.user_default.xof.addon.sim.many.world import World
 from tests.sim.grids import quad_grid
 def sheet(i):

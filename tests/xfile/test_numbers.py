@@ -330,22 +330,3 @@ def test_chunks_without_a_point_take_the_integer_path() -> None:
     tokens = number_kernel.convert(number_kernel.work_buffer(text, 0, len(text)))
     assert tokens.fast.tolist() == [True] * len(good) + [False] * len(bad)
     assert bits(tokens.values[: len(good)]) == bits([float(t) for t in good])
-
-
-def test_long_run_in_an_mmap(tmp_path: object) -> None:
-    """A memory-mapped file reads like bytes (its rfind takes bytes only, not ints)."""
-    import mmap
-    from pathlib import Path
-
-    toks = [b"%d.%03d" % (i, i % 1000) for i in range(3000)]
-    text = b"Mesh {" + b";,\n".join(toks) + b";;\n}"
-    path = Path(str(tmp_path)) / "run.txt"
-    path.write_bytes(text)
-    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        for chunk in CHUNKS:
-            with pytest.MonkeyPatch.context() as mp:
-                for name, value in use_chunks(chunk).items():
-                    mp.setattr(numbers, name, value)
-                values, end = scan_numbers(m, 6)  # type: ignore[arg-type]
-            assert bits(values) == bits([float(t) for t in toks])
-            assert end == len(text) - 1

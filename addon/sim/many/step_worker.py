@@ -37,7 +37,7 @@ import numpy as np
 from ..xpbd.merge import ContactSet, MergedXpbd
 from .world import run_substeps
 
-PACKAGE = __name__.rsplit(".", 1)[0]
+PACKAGE = __name__.rsplit(".", 2)[0]  # the solver package (this process's name for it)
 
 
 class _Loader(pickle.Unpickler):
