@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from addon.batch import cli
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 from tests.scene.skin_fixtures import character_text, evaluated_world_positions, set_frame
 
 from .batch_fixtures import TOGETHER_SETS, glb_json, together_text, validate
@@ -124,10 +124,9 @@ def test_blenders_gltf_importer_plays_every_part_as_xofs_import(converted, bpy_x
 
 def _keys_disjoint_frames(path: Path) -> bool:
     """Two or more sets, each keying some frame, no frame keyed by two (read here)."""
-    from addon.xfile.views import scene_data
 
     try:
-        data = scene_data(read(str(path)))
+        data = scene_of(read(str(path)))
     except (XFileError, ValueError, OSError):
         return False
     groups = [

@@ -64,8 +64,7 @@ def _x_split(path: Path, runs: int) -> tuple[float, float, float]:
     """Median seconds of read, views and build for one .X file."""
     import bpy
     from xof.addon.scene.importer import build_scene
-    from xof.addon.xfile import read
-    from xof.addon.xfile.views import scene_data
+    from xof.addon.xfile import read, scene_of
 
     parts: list[tuple[float, float, float]] = []
     for _ in range(runs):
@@ -73,7 +72,7 @@ def _x_split(path: Path, runs: int) -> tuple[float, float, float]:
         t0 = time.perf_counter()
         doc = read(str(path))
         t1 = time.perf_counter()
-        scene = scene_data(doc)
+        scene = scene_of(doc)
         t2 = time.perf_counter()
         build_scene(scene, filepath=str(path))
         t3 = time.perf_counter()

@@ -8,8 +8,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.anim.animation_only import import_animation_file  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from ..rig.test_skin_fixture import assert_matches  # noqa: E402
 from ..skin_fixtures import anim_only_text, character_text, write  # noqa: E402
@@ -30,7 +29,7 @@ def rigged(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     character = write(tmp_path / "character.x", character_text())
     importer.import_files([character], importer.ImportOptions())
-    return bpy.data.objects["character"], scene_data(read(str(character)))
+    return bpy.data.objects["character"], scene_of(read(str(character)))
 
 
 def test_plain_import_of_an_animation_only_file_says_what_it_is(tmp_path):
@@ -56,7 +55,7 @@ def test_prefixed_frame_names_match_bones_by_suffix(rigged, tmp_path):
     result = import_animation_file(path, arm)
     assert result.matched == ["Frame1_Head"] and result.unmatched == ["Frame1_Tail"]
     assert any("by suffix: Frame1_Head -> Head" in n for n in result.notes)
-    plain = scene_data(read(str(write(tmp_path / "plain.x", anim_only_text()))))
+    plain = scene_of(read(str(write(tmp_path / "plain.x", anim_only_text()))))
     for frame in (0, 3, 6, 4.5):  # the same pose as the unprefixed file gives
         assert_matches(character, plain.animation_sets[0], frame, skip={"SpinnerMesh"})
 

@@ -8,8 +8,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.anim.animation_only import import_animation_file  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 from xof.operators import import_x_animation  # noqa: E402
 
 from ..rig.test_skin_fixture import assert_matches  # noqa: E402
@@ -24,7 +23,7 @@ def rigged(tmp_path):
     character = write(tmp_path / "character.x", character_text())
     importer.import_files([character], importer.ImportOptions())
     anim = write(tmp_path / "nod.x", anim_only_text())
-    return bpy.data.objects["character"], anim, scene_data(read(str(character)))
+    return bpy.data.objects["character"], anim, scene_of(read(str(character)))
 
 
 def test_nod_plays_on_the_character(rigged):
@@ -36,7 +35,7 @@ def test_nod_plays_on_the_character(rigged):
     assert arm.animation_data.action.name == "Nod"
     # what played before is kept on a muted track
     assert {t.name for t in arm.animation_data.nla_tracks} >= {"Walk", "Wave"}
-    nod = scene_data(read(str(anim_path))).animation_sets[0]
+    nod = scene_of(read(str(anim_path))).animation_sets[0]
     for frame in (0, 3, 6, 4.5, 10):  # keys at 0, 6, 12 frames (30 fps)
         assert_matches(character, nod, frame, skip={"SpinnerMesh"})
 

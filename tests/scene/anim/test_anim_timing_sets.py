@@ -13,8 +13,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.anim.animation_only import import_animation_file  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 from xof.addon.xfile.views.model import AnimationSetData  # noqa: E402
 
 from .. import lbs_reference as ref  # noqa: E402
@@ -97,7 +96,7 @@ def test_key_times_in_frames_without_a_tick_rate(scene, tmp_path):
     assert (scene.frame_start, scene.frame_end, scene.render.fps) == (0, 55, 24)
     assert any("frames at 24 fps" in n for n in result.notes)
     assert "frames at 24 fps" in result.summary()
-    data = scene_data(read(str(path)))
+    data = scene_of(read(str(path)))
     for frame in (0, 13, 27.5, 40):
         assert column_error(data, data.animation_sets[0], frame, 1.0) < 1e-4
 
@@ -148,7 +147,7 @@ def test_sets_keying_disjoint_bones_play_together(scene, tmp_path):
     assert anim.action is None
     assert sorted((t.name, t.mute) for t in anim.nla_tracks) == [("Head", False), ("Hips", False)]
     assert any("disjoint" in n for n in result.notes)
-    data = scene_data(read(str(path)))
+    data = scene_of(read(str(path)))
     both = AnimationSetData("Both", [a for s in data.animation_sets for a in s.animations])
     fps = scene.render.fps / scene.render.fps_base
     # Spine is keyed by no set: it keeps the file's frame pose (not the bind), as the
@@ -163,6 +162,6 @@ def test_one_action_each_keeps_the_first_playing(scene, tmp_path):
     anim = bpy.data.objects["parts"].animation_data
     assert anim.action.name == "Hips"
     assert [(t.name, t.mute) for t in anim.nla_tracks] == [("Head", True)]
-    data = scene_data(read(str(path)))
+    data = scene_of(read(str(path)))
     fps = scene.render.fps / scene.render.fps_base
     assert column_error(data, data.animation_sets[0], 10, 4800 / fps) < 1e-4

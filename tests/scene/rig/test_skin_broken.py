@@ -7,8 +7,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from tests.conftest import CORPUS_HELP  # noqa: E402
 
@@ -31,7 +30,7 @@ def test_broken_weights_warn_and_import(tmp_path, broken, message):
     path = write(tmp_path / f"{broken}.x", character_text(broken))
     result = importer.import_files([path], importer.ImportOptions())
     assert any(message in w for w in result.warnings), result.warnings
-    data = scene_data(read(str(path)))
+    data = scene_of(read(str(path)))
     # the reference drops the same entries (out of range, NaN, frames that do not exist)
     for frame in (0, 5, 10):
         assert_matches(data, data.animation_sets[0], frame)

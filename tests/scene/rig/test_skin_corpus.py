@@ -14,8 +14,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.imp.options import AnimationOptions  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from tests.conftest import CORPUS_HELP  # noqa: E402
 
@@ -46,7 +45,7 @@ def load(corpus, name: str, **animation):
         animation=AnimationOptions(**{"scene_timing": False, **animation})
     )
     result = importer.import_files([path], options)
-    return result, scene_data(read(str(path)))
+    return result, scene_of(read(str(path)))
 
 
 def mesh_objects(data) -> dict[int, object]:

@@ -14,8 +14,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.imp.options import AnimationOptions  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from .. import lbs_reference as ref  # noqa: E402
 from ..skin_fixtures import (  # noqa: E402
@@ -39,7 +38,7 @@ def character(tmp_path):
     sc.render.fps, sc.render.fps_base = 24, 1.0
     path = write(tmp_path / "character.x", character_text())
     result = importer.import_files([path], importer.ImportOptions())
-    return result, scene_data(read(str(path)))
+    return result, scene_of(read(str(path)))
 
 
 def objects_by_mesh(data) -> dict[int, object]:
@@ -108,7 +107,7 @@ def test_file_pose_without_animation(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     path = write(tmp_path / "posed.x", character_text())
     importer.import_files([path], importer.ImportOptions(animation=AnimationOptions(enabled=False)))
-    assert_matches(scene_data(read(str(path))), None, 0.0)
+    assert_matches(scene_of(read(str(path))), None, 0.0)
 
 
 @pytest.mark.parametrize("frame", [0, 10, 20, 3, 7.5, 14.25, 18])

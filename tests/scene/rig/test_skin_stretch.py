@@ -19,8 +19,7 @@ bpy = pytest.importorskip("bpy")
 from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.anim.animation_only import import_animation_file  # noqa: E402
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
-from xof.addon.xfile import read  # noqa: E402
-from xof.addon.xfile.views import scene_data  # noqa: E402
+from xof.addon.xfile import read, scene_of  # noqa: E402
 
 from .. import lbs_reference as ref  # noqa: E402
 from ..skin_fixtures import (  # noqa: E402
@@ -173,7 +172,7 @@ def load(tmp_path, kind, animated=True):
     bpy.ops.wm.read_homefile(use_empty=True)
     path = write(tmp_path / f"{kind}.x", rig_text(kind, animated))
     result = importer.import_files([path], importer.ImportOptions())
-    return result, scene_data(read(str(path)))
+    return result, scene_of(read(str(path)))
 
 
 @pytest.mark.parametrize("kind", list(MESH_FRAMES))
@@ -196,7 +195,7 @@ def test_file_pose_without_animation(tmp_path, kind):
     bpy.ops.wm.read_homefile(use_empty=True)
     path = write(tmp_path / f"{kind}.x", rig_text(kind, animated=False))
     importer.import_files([path], importer.ImportOptions())
-    assert check(scene_data(read(str(path))), frames=[0], animation_set=False) <= TOL
+    assert check(scene_of(read(str(path))), frames=[0], animation_set=False) <= TOL
 
 
 @pytest.mark.parametrize("kind", ["nonuniform", "mirrored", "mirror", "sheared"])
@@ -217,7 +216,7 @@ def test_animation_only_file_on_a_scaled_rig(tmp_path, kind):
     arm = bpy.data.objects[kind]
     result = import_animation_file(anim, arm)
     assert [a.name for a in result.actions] == ["Walk"]
-    full = scene_data(read(str(write(tmp_path / "full.x", rig_text(kind)))))
+    full = scene_of(read(str(write(tmp_path / "full.x", rig_text(kind)))))
     assert check(full) <= TOL
 
 
@@ -236,7 +235,7 @@ def test_two_skins_under_different_frames_share_the_bones(tmp_path):
     path = write(tmp_path / "two.x", text)
     result = importer.import_files([path], importer.ImportOptions())
     assert not any("disagree" in w for w in result.warnings)
-    data = scene_data(read(str(path)))
+    data = scene_of(read(str(path)))
     fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
     objs = {o.data.name: o for o in bpy.data.objects if o.type == "MESH"}
     for frame in (0, 8, 13.5):
