@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from addon.sim import Simulator, parallel
+from addon.sim import Simulator
+from addon.sim.many import parallel
 from addon.sim.many.world import World
 
 from .test_parallel import _sheets
@@ -65,7 +66,7 @@ import os, sys, time
 sys.path.insert(0, {links!r})
 sys.path.insert(0, {root!r})
 from bl_ext.user_default.xof.addon import sim
-from bl_ext.user_default.xof.addon.sim import parallel
+from bl_ext.user_default.xof.addon.sim.many import parallel
 from bl_ext.user_default.xof.addon.sim.many.world import World
 from tests.sim.grids import quad_grid
 def sheet(i):

@@ -50,7 +50,7 @@ SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary fo
 _FLAGS = ("-I",)
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "import importlib; importlib.import_module(sys.argv[2] + '.step_worker')"
+    "import importlib; importlib.import_module(sys.argv[2] + '.many.step_worker')"
     ".main(sys.argv[3], int(sys.argv[4]))"
 )
 _SETTINGS: dict[str, int | None] = {"processes": None, "broken": 0}
@@ -160,8 +160,8 @@ class StepWorker:
     """One helper process (see the module)."""
 
     def __init__(self) -> None:
-        package = __name__.rsplit(".", 1)[0]
-        here = os.path.dirname(os.path.abspath(__file__))
+        package = __name__.rsplit(".", 2)[0]  # the sim package: this module is <sim>.many.*
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         root, name = os.path.split(here)
         self.owner = os.getpid()  # a forked child must not use its parent's pipes
         self.proc = subprocess.Popen(

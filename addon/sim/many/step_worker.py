@@ -1,7 +1,7 @@
 """The helper process of ``parallel.py``: steps partitions' substeps on memory both map.
 
-Started as ``python -c BOOT`` with the directory holding this package on ``sys.path`` and
-the package imported as ``sim`` (numpy + stdlib only, no bpy). Requests come as pickles on
+Started as ``python -c BOOT`` with the directory holding the sim package on ``sys.path`` and
+that package imported as ``sim`` (numpy + stdlib only, no bpy). Requests come as pickles on
 stdin, answers go as pickles on stdout (anything printed goes to stderr). The parent's
 objects name their classes by the parent's package (``bl_ext.<repo>.xof.addon.sim.*``,
 ``addon.sim.*``); they are loaded from this process's ``sim``. Stdin closing (the parent
@@ -37,7 +37,7 @@ import numpy as np
 from ..xpbd.merge import ContactSet, MergedXpbd
 from .world import run_substeps
 
-PACKAGE = __name__.rsplit(".", 1)[0]
+PACKAGE = __name__.rsplit(".", 2)[0]  # the sim package: this module is <sim>.many.*
 
 
 class _Loader(pickle.Unpickler):
