@@ -9,7 +9,10 @@ here, so every per-object call works as before); each frame it is sent the frame
 path and the changes of its own copies of the colliders (a surface's new pose; a fresh
 copy when it was posed more than once since), runs the same substeps as this process
 would, and answers. The objects of different partitions share no point, so each object's
-result is the same, bit for bit, as stepping it alone.
+result is the same, bit for bit, as stepping it alone. Colliders reach the helper through
+their own ``helper_copy``, ``version``, ``update_since`` and ``apply_update`` (see
+``collide.colliders.Collider``); a kind from outside this package (a test's, another
+add-on's) is imported there as here, from this process's module search path.
 
 ``processes()``: how many helpers a World may use (``configure``; automatic: one less
 than the cores this process may run on). ``shutdown()`` stops them (the extension's
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import copy
 import itertools
 import mmap
 import os
@@ -34,9 +36,6 @@ import tempfile
 from typing import Any
 
 import numpy as np
-
-from ..collide.colliders import Plane, Sphere
-from ..collide.mesh_collider import MeshCollider
 
 #: a batch is split only when it has this many points, and each part at least ``PART_POINTS``
 MIN_POINTS = 4000
@@ -179,14 +178,20 @@ class StepWorker:
         return os.getpid() == self.owner and self.proc.poll() is None
 
     def send(self, request: tuple[Any, ...]) -> None:
+        """Send ``request`` (pickled whole first: an object that cannot be pickled leaves
+        the pipe as it was)."""
         stdin = self.proc.stdin
         if os.getpid() != self.owner:
             raise WorkerError("step helper belongs to the parent process")
         try:
+            data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise WorkerError(f"step request cannot be sent: {exc}") from exc
+        try:
             assert stdin is not None
-            pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            stdin.write(data)
             stdin.flush()
-        except (OSError, ValueError, pickle.PicklingError) as exc:
+        except (OSError, ValueError) as exc:
             raise WorkerError(f"step helper unreachable: {exc}") from exc
 
     def answer(self) -> float:
@@ -285,8 +290,9 @@ class Partition:
         self._sets: object = None
         self.pending = False
         self.helper_cpu = 0.0  # the helper's CPU seconds on the last frame (for benchmarks)
+        search = [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]
         try:
-            worker.send(("build", self.key, solver.members, self.path, n))
+            worker.send(("build", self.key, solver.members, self.path, n, search))
             worker.answer()
         except WorkerError as exc:
             if not worker.answered:
@@ -297,8 +303,7 @@ class Partition:
             self._unlink()  # both have it mapped (or the helper failed): no file left
 
     def send(self, plan: Any, sets: list[Any], moving: tuple[Any, ...]) -> bool:
-        """Start the frame's substeps in the helper (False: its colliders cannot be
-        mirrored, step it here)."""
+        """Start the frame's substeps in the helper (True: sent)."""
         updates: list[tuple[int, str, Any]] = []
         used: dict[int, Any] = {}
         for contact in sets:
@@ -306,10 +311,6 @@ class Partition:
                 used[id(collider)] = collider
         for collider in moving:
             used[id(collider)] = collider
-        if not all(
-            isinstance(c, (Sphere, Plane)) or type(c) is MeshCollider for c in used.values()
-        ):
-            return False  # a collider of another kind: not mirrored
         for key, collider in used.items():
             update = self._update(key, collider)
             if update is not None:
@@ -331,22 +332,18 @@ class Partition:
         return True
 
     def _update(self, key: int, collider: Any) -> tuple[int, str, Any] | None:
-        """What the helper's copy of ``collider`` needs (None: nothing)."""
-        if isinstance(collider, (Sphere, Plane)):
-            known = self.mirrors.get(key)
-            self.mirrors[key] = (collider, 0)
-            return None if known is not None and known[0] is collider else (key, "object", collider)
+        """What the helper's copy of ``collider`` needs (None: nothing): its update since
+        the version the copy has, else a fresh copy."""
+        version = collider.version
         known = self.mirrors.get(key)
-        self.mirrors[key] = (collider, collider.poses)
+        self.mirrors[key] = (collider, version)
         if known is not None and known[0] is collider:
-            if known[1] == collider.poses:
+            if known[1] == version:
                 return None
-            if known[1] + 1 == collider.poses:
-                return (key, "pose", (collider._prev, collider._cur))
-        fresh = copy.copy(collider)  # its candidate pairs are for this side's points
-        fresh._pairs = None
-        fresh._grid = None
-        return (key, "object", fresh)
+            update = collider.update_since(known[1])
+            if update is not None:
+                return (key, "update", update)
+        return (key, "object", collider.helper_copy())
 
     def wait(self) -> None:
         """The helper's answer for the frame; on a failure the frame's start is restored
