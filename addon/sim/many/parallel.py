@@ -19,7 +19,8 @@ than the cores this process may run on). ``shutdown()`` stops them (the extensio
 unregister, a file load, the interpreter's exit); they also end when this process does
 (their stdin closes; they also watch their parent's pid). A helper that cannot start
 (another Python without numpy, no shared memory) turns them off for the session; a forked
-child never talks to its parent's helpers.
+child never talks to its parent's helpers, and its Worlds copy the state the helpers map
+into their own memory (else the child would step its parent's cloths).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ import pickle
 import subprocess
 import sys
 import tempfile
-from typing import Any
+import weakref
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -56,6 +58,16 @@ _SETTINGS: dict[str, int | None] = {"processes": None, "broken": 0}
 _WORKERS: list[StepWorker] = []
 _NAMES = itertools.count()
 _USED = {"cpu": 0.0}
+
+
+class HoldsShared(Protocol):
+    """What holds state a helper maps (a World): told in a forked child to copy it into its
+    own memory and forget its helpers."""
+
+    def leave_helpers(self) -> None: ...
+
+
+_HOLDERS: weakref.WeakSet[HoldsShared] = weakref.WeakSet()
 
 
 def helper_cpu() -> float:
@@ -250,9 +262,20 @@ def shutdown() -> None:
         _WORKERS.pop().stop()
 
 
+def hold(owner: HoldsShared) -> None:
+    """``owner`` has state a helper maps: a forked child calls its ``leave_helpers``."""
+    _HOLDERS.add(owner)
+
+
 def _forked() -> None:
-    """In a forked child: forget the parent's helpers (their pipes and processes are its)."""
+    """In a forked child: forget the parent's helpers (their pipes and processes are its),
+    and every World copies the state they map into its own memory (the mapping is shared:
+    stepping it here would move the parent's cloths)."""
     _WORKERS.clear()
+    holders = list(_HOLDERS)
+    _HOLDERS.clear()
+    for owner in holders:
+        owner.leave_helpers()
 
 
 def _install_hooks() -> None:
@@ -356,6 +379,13 @@ class Partition:
             np.copyto(self.vel, self._backup[1])
             self.mirrors.clear()
             raise
+
+    def private_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the positions and velocities in this process's own memory (a frame the
+        helper is still stepping: its start)."""
+        if self.pending:
+            return self._backup[0].copy(), self._backup[1].copy()
+        return self.pos.copy(), self.vel.copy()
 
     def close(self) -> None:
         """Drop the helper's part and unmap the state (views of it must be gone)."""
