@@ -5,12 +5,14 @@ running."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -230,3 +232,42 @@ def test_a_forked_child_stepping_its_copy_leaves_the_parents_cloths_alone() -> N
     assert worst == 0.0
     assert split._batches is not None and split._batches[1].remote is not None  # still helped
     assert not any(w for sim in split.sims for w in sim.warnings)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="no SIGSTOP")
+def test_a_stopped_helper_is_given_up_and_its_batch_stepped_here() -> None:
+    """A helper stopped (SIGSTOP: a debugger, or starved by swap) held the frame change
+    until it resumed: 8 s in the repro, forever if it never does. Its answer is now awaited
+    a few times its usual time on a frame (at least ``ANSWER_FLOOR``); then it is ended and
+    the frame stepped here from its start, with a warning: the same positions, bit for bit,
+    as without helpers."""
+    here = World([Simulator(m, s) for m, s in _sheets(20)], processes=0)
+    split = _split_world()
+    for _ in range(3):
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)
+    assert split._batches is not None and split._batches[1].remote is not None
+    usual = split._batches[1].remote.usual
+    assert usual is not None and usual < parallel.ANSWER_FLOOR == 1.0  # the floor bounds it
+    helper = parallel._WORKERS[0].proc
+    os.kill(helper.pid, signal.SIGSTOP)
+    resume = threading.Timer(8.0, os.kill, (helper.pid, signal.SIGCONT))  # the old code's 8 s
+    resume.start()
+    try:
+        began = time.perf_counter()
+        expected = here.step()
+        got = split.step()
+        waited = time.perf_counter() - began
+    finally:
+        resume.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(helper.pid, signal.SIGCONT)
+    assert waited < 5.0, waited  # the floor (1 s), the frame here, a busy machine's slack
+    for x, y in zip(expected, got, strict=True):
+        assert np.array_equal(x, y)
+    assert helper.poll() is not None  # ended: it can no longer write into the state
+    assert split._batches[1].remote is None
+    assert any("did not answer within" in w for w in split.sims[15].warnings)
+    for _ in range(2):  # stepped here from then on
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)

@@ -14,6 +14,10 @@ their own ``helper_copy``, ``version``, ``update_since`` and ``apply_update`` (s
 ``collide.colliders.Collider``); a kind from outside this package (a test's, another
 add-on's) is imported there as here, from this process's module search path.
 
+An answer is awaited a few times the helper's usual time on a frame (at least
+``ANSWER_FLOOR`` seconds): a helper stopped (a debugger) or starved (swap) beyond that is
+ended, and its batch's frame is stepped here from its start, with a warning.
+
 ``processes()``: how many helpers a World may use (``configure``; automatic: one less
 than the cores this process may run on). ``shutdown()`` stops them (the extension's
 unregister, a file load, the interpreter's exit); they also end when this process does
@@ -31,11 +35,14 @@ import itertools
 import mmap
 import os
 import pickle
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import weakref
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
@@ -46,6 +53,13 @@ PART_POINTS = 2000
 #: every object (measured, tests/bench/README.md "many15d")
 LOCAL_SHARE = 0.8
 SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary folder)
+#: a frame's answer is awaited ``ANSWER_FACTOR`` times the helper's usual time on a frame
+#: from the request, and at least ``ANSWER_FLOOR`` seconds once this process waits for it;
+#: ``FIRST_ANSWER`` before the helper has a usual time, ``BUILD_ANSWER`` for a build
+ANSWER_FACTOR = 5.0
+ANSWER_FLOOR = 1.0
+FIRST_ANSWER = 10.0
+BUILD_ANSWER = 60.0
 
 # -I: like Blender's own Python, no PYTHON* variables, user site or working folder
 _FLAGS = ("-I",)
@@ -168,7 +182,8 @@ class WorkerError(RuntimeError):
 
 
 class StepWorker:
-    """One helper process (see the module)."""
+    """One helper process (see the module); its answers are read by a thread of their own,
+    so this process waits for one with a timeout."""
 
     def __init__(self) -> None:
         package = __name__.rsplit(".", 2)[0]  # the sim package: this module is <sim>.many.*
@@ -185,6 +200,16 @@ class StepWorker:
         self.last = (0.0, 0.0)  # CPU and wall seconds of the helper's last answer
         self.keys = 0
         self.answered = False  # it served a request (else a failure means it cannot start)
+        self._answers: queue.Queue[Any] = queue.Queue()
+        self._ended: BaseException | None = None  # the answers' pipe failed or closed
+        assert self.proc.stdout is not None
+        self._reader = threading.Thread(
+            target=_read_answers,
+            args=(self.proc.stdout, self._answers),
+            name="xof step helper answers",
+            daemon=True,
+        )
+        self._reader.start()
 
     def alive(self) -> bool:
         return os.getpid() == self.owner and self.proc.poll() is None
@@ -206,37 +231,64 @@ class StepWorker:
         except (OSError, ValueError) as exc:
             raise WorkerError(f"step helper unreachable: {exc}") from exc
 
-    def answer(self) -> float:
-        """The helper's answer to the last request: its CPU seconds on it."""
-        stdout = self.proc.stdout
+    def answer(self, timeout: float) -> tuple[float, float]:
+        """The helper's answer to the last request: its CPU and wall seconds on it. One not
+        there within ``timeout`` seconds ends the helper (it may be stopped or starved: it
+        must not write into the state after this process took it back)."""
+        if self._ended is not None:
+            raise WorkerError(f"step helper gone: {self._ended}")
         try:
-            assert stdout is not None
-            reply = pickle.load(stdout)
-        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
-            raise WorkerError(f"step helper gone: {exc}") from exc
+            reply = self._answers.get(timeout=max(float(timeout), 0.0))
+        except queue.Empty:
+            self.kill()
+            raise WorkerError(f"step helper did not answer within {timeout:.1f} s, ended") from None
+        if isinstance(reply, BaseException):
+            self._ended = reply
+            raise WorkerError(f"step helper gone: {reply}")
         if reply[0] != "ok":
             raise WorkerError(f"step helper failed:\n{reply[1]}")
         self.answered = True
         _USED["cpu"] += float(reply[1])
         self.last = (float(reply[1]), float(reply[2]))
-        return float(reply[1])
+        return self.last
+
+    def kill(self) -> None:
+        """End the helper now and wait until it is gone (a stopped one too)."""
+        if os.getpid() == self.owner and self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            self.proc.wait()
 
     def stop(self) -> None:
         if self.alive():
             try:
                 self.send(("stop",))
-                self.answer()
+                self.answer(ANSWER_FLOOR)
             except WorkerError:
                 pass
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):  # unsent bytes to a helper that is gone
-                    pipe.close()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):  # unsent bytes to a helper that is gone
+                self.proc.stdin.close()
         try:
             self.proc.wait(2.0)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.kill()
+        # the reader thread holds the answers' pipe until the helper is gone: closed after
+        if self.proc.stdout is not None and os.getpid() == self.owner:
+            self._reader.join(2.0)
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
+
+
+def _read_answers(stdout: BinaryIO, answers: queue.Queue[Any]) -> None:
+    """Put each answer of a helper in ``answers``; the pipe's end or failure last."""
+    while True:
+        try:
+            reply = pickle.load(stdout)
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
+            answers.put(exc if str(exc) else EOFError("the helper closed its answers"))
+            return
+        answers.put(reply)
 
 
 def workers(count: int) -> list[StepWorker]:
@@ -313,10 +365,12 @@ class Partition:
         self._sets: object = None
         self.pending = False
         self.helper_cpu = 0.0  # the helper's CPU seconds on the last frame (for benchmarks)
+        self.usual: float | None = None  # the helper's wall seconds on a frame (running mean)
+        self.sent = 0.0  # when the frame's request went out (perf_counter)
         search = [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]
         try:
             worker.send(("build", self.key, solver.members, self.path, n, search))
-            worker.answer()
+            worker.answer(BUILD_ANSWER)
         except WorkerError as exc:
             if not worker.answered:
                 broken(str(exc).splitlines()[0])
@@ -351,6 +405,7 @@ class Partition:
         np.copyto(self._backup[1], self.vel)
         request = (plan.substeps, plan.sub_dt, plan.start, plan.end, spec, updates)
         self.worker.send(("step", self.key, *request, [id(c) for c in moving], dropped))
+        self.sent = time.perf_counter()
         self.pending = True
         return True
 
@@ -369,16 +424,26 @@ class Partition:
         return (key, "object", collider.helper_copy())
 
     def wait(self) -> None:
-        """The helper's answer for the frame; on a failure the frame's start is restored
-        and ``WorkerError`` raised (the caller steps it here)."""
+        """The helper's answer for the frame; on a failure (or none in time: the helper is
+        ended) the frame's start is restored and ``WorkerError`` raised (the caller steps
+        it here)."""
         self.pending = False
         try:
-            self.helper_cpu = self.worker.answer()
+            self.helper_cpu, wall = self.worker.answer(self._patience())
         except WorkerError:
             np.copyto(self.pos, self._backup[0])
             np.copyto(self.vel, self._backup[1])
             self.mirrors.clear()
             raise
+        self.usual = wall if self.usual is None else self.usual + 0.3 * (wall - self.usual)
+
+    def _patience(self) -> float:
+        """Seconds to wait from now for the frame's answer: until ``ANSWER_FACTOR`` times the
+        helper's usual time has passed since the request, at least ``ANSWER_FLOOR``."""
+        if self.usual is None:
+            return FIRST_ANSWER
+        left = self.sent + ANSWER_FACTOR * self.usual - time.perf_counter()
+        return max(ANSWER_FLOOR, left)
 
     def private_state(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of the positions and velocities in this process's own memory (a frame the
@@ -395,7 +460,7 @@ class Partition:
         if self.worker.alive():
             with contextlib.suppress(WorkerError):
                 self.worker.send(("drop", self.key))
-                self.worker.answer()
+                self.worker.answer(ANSWER_FLOOR)
         self.pos = self.vel = self._backup = np.zeros((0, 4), dtype=np.float32)
         if self.map is not None:
             with contextlib.suppress(BufferError):  # views still alive: freed with them
