@@ -316,7 +316,7 @@ class World:
         self._alone = []
         for i, sim in enumerate(self.sims):
             s = sim.settings
-            if isinstance(sim.solver, XpbdSolver) and not sim._self_hits:  # self: alone
+            if isinstance(sim.solver, XpbdSolver) and not sim.self_colliding:
                 key = (s.substeps, s.fps, s.time_scale, s.max_speed)
                 groups.setdefault(key, []).append(i)
             else:
