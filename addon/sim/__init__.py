@@ -19,15 +19,34 @@ Rest lengths come from ``rest_positions``. Mass <= 0, negative or non-finite pin
 Settings (``settings.py``): ``SimSettings`` (see its docstring for units);
 ``SimSettings.cloth(**changes)`` and ``SimSettings.soft_body(**changes)`` give defaults.
 
-Colliders (``colliders.py``): ``Sphere(center, radius, friction=None)``,
+Colliders (``collide/colliders.py``): ``Sphere(center, radius, friction=None)``,
 ``Plane(point, normal, friction=None)``; ``friction=None`` uses the settings' friction.
 ``MeshCollider(vertices (V, 3), triangles (T, 3), previous=None, outer=0.02, inner=0.0,
-friction=None)`` (``mesh_collider.py``): a triangle surface in world space, moving from
+friction=None)`` (``collide/mesh_collider.py``): a triangle surface in world space, moving from
 ``previous`` to ``vertices`` over the coming frame (``move_to(vertices)`` next frame: the
 current pose becomes the previous one); points are kept ``outer + collision_margin`` in
 front of it, one-sided when ``inner > 0`` (the front is where counter-clockwise faces
 point; points up to ``inner`` behind are pushed out), else two-sided (each point stays on
 its side); a swept test catches points the moving surface passed within a substep.
+Sphere and plane are values: one that moves is a new object (a helper process's copy of a
+collider is sent again when the object, or its ``version``, changes).
+
+A new collider kind is one class in a new module of ``collide/`` (exported here), a
+subclass of ``Collider`` (``collide/colliders.py``, whose docstring says what each method is
+asked) that writes:
+- ``contacts(pos, margin, scratch=None)`` -> ``(indices (k,), outward normals (3, k), push
+  (k,))`` for the points of ``pos`` (the solver's ``(N, 4)`` rows) within ``margin`` of
+  it; the push with friction (XPBD) and the velocity answer (classic) come from the base;
+- ``reach(margin)`` -> the ``(2, 3)`` box it can push points in this frame (the default
+  None, anywhere, is right but lets a World never skip it);
+- when it moves within a frame: ``begin_substep(t0, t1)``, and its own
+  ``resolve_positions`` when the push needs that motion (as ``MeshCollider``);
+- when it changes in place between frames: a ``version`` that changes with it, and
+  ``update_since(version)`` / ``apply_update(update)`` to bring a helper process's copy up
+  to date (without them the copy is sent whole at each change); ``helper_copy()`` when it
+  keeps caches that belong to this process's points.
+The solvers, the World's merge (``xpbd/merge.py``) and the helper processes (``many/``) ask
+nothing else, so nothing else changes; ``tests/sim/test_collider_kind.py`` shows a box.
 Self-collision (``self_collision.py``): ``SimSettings(self_collision=True,
 self_distance=0.015)`` with the cloth's triangles given as ``Simulator(model, settings,
 triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``World``).

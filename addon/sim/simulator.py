@@ -96,6 +96,11 @@ class Simulator:
         solver steps alone."""
         return isinstance(self.solver, XpbdSolver)
 
+    @property
+    def self_colliding(self) -> bool:
+        """Whether it collides with itself (a ``World`` steps such an object on its own)."""
+        return bool(self._self_hits)
+
     def update_settings(self, settings: SimSettings) -> None:
         """Use ``settings`` from the next step on, keeping the state. Values (stiffness,
         damping, gravity, wind ...) are swapped in place; only a change of what the

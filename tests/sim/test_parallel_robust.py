@@ -5,23 +5,26 @@ running."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from addon.sim import Simulator
+from addon.sim import SimSettings, Simulator
 from addon.sim.many import parallel
 from addon.sim.many.world import World
 
 from .test_parallel import _sheets
+from .test_world import _cloth
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -186,3 +189,85 @@ def test_processes_follow_the_cores_this_process_may_use(monkeypatch: pytest.Mon
         assert parallel.processes() == 0
     finally:
         parallel.configure(None)
+
+
+def _three_cloths() -> list[Simulator]:
+    """Three 40 x 40 cloths (4,800 points: split between this process and a helper)."""
+    return [
+        Simulator(_cloth(40, 1.0, 1.2 * i, (1560, 1599)), SimSettings.cloth(damping=0.1 * i))
+        for i in range(3)
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_stepping_its_copy_leaves_the_parents_cloths_alone() -> None:
+    """Three cloths with a helper, 10 frames played, then ``os.fork()``: the child plays
+    frames 11-30 and exits, then the parent plays 11-30. The child's World held the helper's
+    part as views of the memory the helper maps (shared with the parent), and stepped it
+    there once its request failed: one of the parent's cloths was off by up to 0.456 m on
+    every frame after, with no warning. The child now copies that state into its own memory
+    at the fork; the parent's frames equal a World's without helpers, bit for bit."""
+    here = World(_three_cloths(), processes=0)
+    split = World(_three_cloths(), processes=1)
+    split.pace.helpers = lambda: True  # type: ignore[method-assign]
+    for _ in range(10):
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)
+    assert split._batches is not None and split._batches[1].remote is not None
+    pid = os.fork()
+    if pid == 0:  # the child: plays on with its copy, then leaves without cleaning up
+        code = 1
+        try:
+            for _ in range(20):
+                split.step()
+            code = 0 if parallel.running() <= 1 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    worst = 0.0
+    for _ in range(20):
+        for x, y in zip(here.step(), split.step(), strict=True):
+            worst = max(worst, float(np.abs(x - y).max()))
+    assert worst == 0.0
+    assert split._batches is not None and split._batches[1].remote is not None  # still helped
+    assert not any(w for sim in split.sims for w in sim.warnings)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="no SIGSTOP")
+def test_a_stopped_helper_is_given_up_and_its_batch_stepped_here() -> None:
+    """A helper stopped (SIGSTOP: a debugger, or starved by swap) held the frame change
+    until it resumed: 8 s in the repro, forever if it never does. Its answer is now awaited
+    a few times its usual time on a frame (at least ``ANSWER_FLOOR``); then it is ended and
+    the frame stepped here from its start, with a warning: the same positions, bit for bit,
+    as without helpers."""
+    here = World([Simulator(m, s) for m, s in _sheets(20)], processes=0)
+    split = _split_world()
+    for _ in range(3):
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)
+    assert split._batches is not None and split._batches[1].remote is not None
+    usual = split._batches[1].remote.usual
+    assert usual is not None and usual < parallel.ANSWER_FLOOR == 1.0  # the floor bounds it
+    helper = parallel._WORKERS[0].proc
+    os.kill(helper.pid, signal.SIGSTOP)
+    resume = threading.Timer(8.0, os.kill, (helper.pid, signal.SIGCONT))  # the old code's 8 s
+    resume.start()
+    try:
+        began = time.perf_counter()
+        expected = here.step()
+        got = split.step()
+        waited = time.perf_counter() - began
+    finally:
+        resume.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(helper.pid, signal.SIGCONT)
+    assert waited < 5.0, waited  # the floor (1 s), the frame here, a busy machine's slack
+    for x, y in zip(expected, got, strict=True):
+        assert np.array_equal(x, y)
+    assert helper.poll() is not None  # ended: it can no longer write into the state
+    assert split._batches[1].remote is None
+    assert any("did not answer within" in w for w in split.sims[15].warnings)
+    for _ in range(2):  # stepped here from then on
+        for x, y in zip(here.step(), split.step(), strict=True):
+            assert np.array_equal(x, y)

@@ -20,6 +20,7 @@ from addon.sim.many.world import ObjectFrame, World
 from addon.sim.xpbd.merge import points_box, reach_box
 
 from .grids import quad_grid
+from .meshes import grid_triangles
 
 FLOOR = Plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
 BALL = Sphere((0.5, 0.4, 0.3), 0.3)
@@ -255,3 +256,19 @@ def test_the_batch_begins_its_members_frames_at_once_as_each_would() -> None:
     assert [s.warnings for s in quick.sims] == [s.warnings for s in slow.sims]
     assert any("carried" in w for w in quick.sims[3].warnings)
     assert any("non-finite" in w for w in quick.sims[1].warnings)
+
+
+def test_a_self_colliding_object_is_stepped_on_its_own_and_equals_it_alone() -> None:
+    scene = [
+        (_cloth(8, 0.5, 0.0, (0, 7)), SimSettings.cloth(self_collision=True)),
+        (_cloth(8, 0.5, 1.0, (0, 7)), SimSettings.cloth()),
+    ]
+    own = [grid_triangles(8, 8), None]
+    alone = [Simulator(m, s, triangles=t) for (m, s), t in zip(scene, own, strict=True)]
+    world = World([Simulator(m, s, triangles=t) for (m, s), t in zip(scene, own, strict=True)])
+    for _ in range(5):
+        together = world.step([ObjectFrame(colliders=(FLOOR,))] * 2)
+        for sim, result in zip(alone, together, strict=True):
+            assert np.array_equal(sim.step(colliders=(FLOOR,)), result)
+    assert world.sims[0].self_colliding and not world.sims[1].self_colliding
+    assert world._alone == [0]  # the self-colliding one on its own, the other in a batch

@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ...sim import MeshCollider, Plane, Sphere
+from ...sim import Collider, MeshCollider, Plane, Sphere
 
 SURFACE_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 FRICTION_SCALE = 0.01  # Blender's cloth_friction (0-80) to a Coulomb coefficient
 DEFAULT_OUTER = 0.01  # metres, a mesh without a Collision modifier or xof settings
-
-Collider = Sphere | Plane | MeshCollider
 
 
 def _matrix(obj: Any, depsgraph: Any) -> np.ndarray:

@@ -1,20 +1,21 @@
-"""Sphere and plane colliders, vectorised over all points.
+"""What a collider is (``Collider``), and the sphere and the plane, vectorised over all points.
 
-Positions are the solvers' storage: ``(N, 4)`` rows (x, y, z, 0), float32 or float64. A collider
-only finds contacts (which points, the outward normals as ``(3, k)`` columns, how far to push:
-per-contact scalars broadcast along the long axis, which numpy does ~10x faster than over a
-length-4 row); the two ways of
-answering a contact are shared: ``resolve_positions`` for the position-based solver (friction
-limits the tangential motion made this substep to what Coulomb's law allows for the push,
-so the velocity derived from positions is adjusted too) and ``resolve_velocities`` for the
-classic solver (the book's: push out, cancel the inward normal velocity, scale the tangential
-one).
+Positions are the solvers' storage: ``(N, 4)`` rows (x, y, z, 0), float32 or float64. A
+``Collider`` answers what the solvers, a ``World``'s merged pass and its helper processes ask
+(see the class); a shape that only finds contacts (which points, the outward normals as
+``(3, k)`` columns, how far to push: per-contact scalars broadcast along the long axis, which
+numpy does ~10x faster than over a length-4 row) gets the two ways of answering them from the
+base class: ``resolve_positions`` for the position-based solver (friction limits the
+tangential motion made this substep to what Coulomb's law allows for the push, so the
+velocity derived from positions is adjusted too) and ``resolve_velocities`` for the classic
+solver (the book's: push out, cancel the inward normal velocity, scale the tangential one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -24,12 +25,83 @@ TINY_SQUARED = 1e-30  # keeps a zero slip finite: 0 / tiny, then capped at 1
 Contacts = tuple[np.ndarray, np.ndarray, np.ndarray]  # indices (k,), normals (3, k), push (k,)
 
 
-class Collider(Protocol):
-    friction: float | None
+class Collider:
+    """A collider kind: what the solvers, the World's merge and the helper processes ask.
 
-    def contacts(
-        self, pos: np.ndarray, margin: float, scratch: Scratch | None = None
-    ) -> Contacts: ...
+    A new kind subclasses this and writes ``contacts`` (and ``reach`` when it has an
+    extent); the rest has defaults for a shape that stays as it is over a frame. Kinds that
+    move within a frame or answer contacts their own way override more (``MeshCollider``,
+    ``SelfCollision``).
+
+    - ``friction``: its Coulomb coefficient, None for the simulation's setting;
+    - ``contacts(pos, margin, scratch)``: the points within ``margin`` of it (see the module);
+    - ``resolve_positions(pos, prev, movable, margin, friction, scratch)``: push the movable
+      points out with friction, return the contact count (default: from ``contacts``);
+    - ``begin_substep(t0, t1)``: the substep about to run takes it from fraction ``t0`` to
+      ``t1`` of the frame (default: nothing to do);
+    - ``reach(margin)``: ``(2, 3)`` lower and upper corner of where it can push a point this
+      frame, or None for anywhere (default); a ``World`` skips it for the substeps no point
+      comes near it;
+    - for a helper process's copy: ``helper_copy()`` is what is sent (picklable, without
+      caches that belong to this process's points; default: itself); ``version`` changes
+      whenever that copy must change (default: never: a shape that moves is a new object);
+      ``update_since(version)`` what brings a copy made at ``version`` to now (None: send a
+      fresh copy, the default), which the copy takes in ``apply_update``.
+    """
+
+    friction: float | None = None
+
+    def contacts(self, pos: np.ndarray, margin: float, scratch: Scratch | None = None) -> Contacts:
+        raise NotImplementedError(f"{type(self).__name__} finds no contacts")
+
+    def resolve_positions(
+        self,
+        pos: np.ndarray,
+        prev: np.ndarray,
+        movable: np.ndarray,
+        margin: float,
+        friction: float,
+        scratch: Scratch | None = None,
+    ) -> int:
+        """Push movable points out; friction (Coulomb, scaled by the push) slows their slip.
+
+        The contacts' rows are gathered whole and updated one strided column at a time (a
+        cloth resting on the floor has thousands of contacts every substep: transposed
+        copies cost more than the maths)."""
+        idx, normals, push = _movable_only(self.contacts(pos, margin, scratch), movable)
+        if not idx.size:
+            return 0
+        rows = take_rows(pos, idx)
+        axes = normal_axes(normals)
+        mu = friction_of(self.friction, friction)
+        if mu > 0.0:
+            limit_slip(rows, take_rows(prev, idx), axes, push, mu)
+        for axis, component in axes:
+            column = rows[:, axis]
+            column += component * push
+        put_rows(pos, idx, rows)
+        return int(idx.size)
+
+    def begin_substep(self, t0: float, t1: float) -> None:
+        del t0, t1
+
+    def reach(self, margin: float) -> np.ndarray | None:
+        del margin
+        return None
+
+    @property
+    def version(self) -> int:
+        return 0
+
+    def helper_copy(self) -> Collider:
+        return self
+
+    def update_since(self, version: int) -> object | None:
+        del version
+        return None
+
+    def apply_update(self, update: object) -> None:
+        raise ValueError(f"{type(self).__name__} takes no updates")
 
 
 class Scratch:
@@ -59,7 +131,7 @@ def _vector3(value: np.ndarray | list[float] | tuple[float, ...], name: str) -> 
 
 
 @dataclass
-class Sphere:
+class Sphere(Collider):
     """Points are kept outside ``radius + margin`` of ``center``."""
 
     center: np.ndarray
@@ -95,9 +167,13 @@ class Sphere:
         normals /= dist
         return idx, normals, push
 
+    def reach(self, margin: float) -> np.ndarray | None:
+        grow = self.radius + margin
+        return np.array([self.center - grow, self.center + grow])
+
 
 @dataclass
-class Plane:
+class Plane(Collider):
     """Points are kept on the side ``normal`` points to, ``margin`` away from the plane."""
 
     point: np.ndarray
@@ -122,17 +198,16 @@ class Plane:
         return idx, normals, push
 
 
-def begin_substep(colliders: tuple[Collider, ...], t0: float, t1: float) -> None:
-    """Tell moving colliders that a substep takes them from fraction ``t0`` to ``t1`` of the
+def begin_substep(colliders: Sequence[Collider], t0: float, t1: float) -> None:
+    """Tell the colliders that a substep takes them from fraction ``t0`` to ``t1`` of the
     frame (a mesh collider interpolates its poses; spheres and planes have nothing to do)."""
     for collider in colliders:
-        begin = getattr(collider, "begin_substep", None)
-        if begin is not None:
-            begin(t0, t1)
+        collider.begin_substep(t0, t1)
 
 
-def _friction(collider: Collider, default: float) -> float:
-    value = default if collider.friction is None else collider.friction
+def friction_of(own: float | None, default: float) -> float:
+    """A collider's friction coefficient (``default``: the simulation's), within 0..1."""
+    value = default if own is None else own
     return min(max(float(value), 0.0), 1.0)
 
 
@@ -145,7 +220,7 @@ def _movable_only(contacts: Contacts, movable: np.ndarray) -> Contacts:
 
 
 def resolve_positions(
-    colliders: tuple[Collider, ...] | list[Collider],
+    colliders: Sequence[Collider],
     pos: np.ndarray,
     prev: np.ndarray,
     movable: np.ndarray,
@@ -153,35 +228,15 @@ def resolve_positions(
     friction: float,
     scratch: Scratch | None = None,
 ) -> int:
-    """Push movable points out; friction (Coulomb, scaled by the push) slows their slip.
-
-    ``movable`` is a boolean ``(N,)`` mask. Returns the number of contacts. The contacts'
-    rows are gathered whole and updated one strided column at a time (a cloth resting on the
-    floor has thousands of contacts every substep: transposed copies cost more than the maths).
-    """
+    """Every collider's ``resolve_positions`` in turn (``movable``: a boolean ``(N,)``
+    mask). Returns the number of contacts."""
     total = 0
     for collider in colliders:
-        own = getattr(collider, "resolve_positions", None)
-        if own is not None:  # surfaces with their own response (mesh_collider, self_collision)
-            total += own(pos, prev, movable, margin, friction, scratch)
-            continue
-        idx, normals, push = _movable_only(collider.contacts(pos, margin, scratch), movable)
-        if not idx.size:
-            continue
-        total += idx.size
-        rows = take_rows(pos, idx)
-        axes = _normal_axes(normals)
-        mu = _friction(collider, friction)
-        if mu > 0.0:
-            _limit_slip(rows, take_rows(prev, idx), axes, push, mu)
-        for axis, component in axes:
-            column = rows[:, axis]
-            column += component * push
-        put_rows(pos, idx, rows)
+        total += collider.resolve_positions(pos, prev, movable, margin, friction, scratch)
     return total
 
 
-def _normal_axes(normals: np.ndarray) -> list[tuple[int, Any]]:
+def normal_axes(normals: np.ndarray) -> list[tuple[int, Any]]:
     """``(axis, component)`` of the contact normals; one normal for all (a plane's, a
     broadcast view) gives scalar components, its zero ones left out."""
     if normals.strides[1] == 0:
@@ -190,7 +245,7 @@ def _normal_axes(normals: np.ndarray) -> list[tuple[int, Any]]:
     return [(axis, normals[axis]) for axis in range(3)]
 
 
-def _limit_slip(
+def limit_slip(
     rows: np.ndarray,
     before: np.ndarray,
     axes: list[tuple[int, Any]],
@@ -218,7 +273,7 @@ def _limit_slip(
 
 
 def resolve_velocities(
-    colliders: tuple[Collider, ...] | list[Collider],
+    colliders: Sequence[Collider],
     pos: np.ndarray,
     vel: np.ndarray,
     movable: np.ndarray,
@@ -239,6 +294,6 @@ def resolve_velocities(
         along = np.einsum("ij,ij->j", v, normals)
         normal_part = normals * np.minimum(along, 0.0)
         tangential = v - normals * along
-        mu = _friction(collider, friction)
+        mu = friction_of(collider.friction, friction)
         put_columns(vel, idx, v - normal_part - mu * tangential)
     return total

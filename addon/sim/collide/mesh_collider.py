@@ -19,11 +19,14 @@ contact (``mesh_contacts.py``).
 
 from __future__ import annotations
 
+import copy
+from typing import cast
+
 import numpy as np
 
 from ..mesh.rows import put_rows, take_columns, take_rows
 from ..mesh.triangle_geometry import closest_points, dot
-from .colliders import Contacts, Scratch, _limit_slip, _normal_axes
+from .colliders import Collider, Contacts, Scratch, friction_of, limit_slip, normal_axes
 from .mesh_contacts import closest_contacts, no_contacts
 from .record_grid import RecordGrid
 from .surface_pairs import AnchoredPairs, path_lengths, query_along
@@ -66,7 +69,7 @@ def _triangles(value: np.ndarray, vertex_count: int) -> np.ndarray:
     return np.ascontiguousarray(tri[distinct])
 
 
-class MeshCollider:
+class MeshCollider(Collider):
     """Points kept ``outer + margin`` from a moving triangle surface (see the module)."""
 
     def __init__(
@@ -190,6 +193,37 @@ class MeshCollider:
         """Next frame: the current pose becomes the previous one."""
         self.set_pose(self._cur, vertices)
 
+    def reach(self, margin: float) -> np.ndarray | None:
+        """Its box at both poses of the frame grown by its reach (None: no vertices)."""
+        start, end = self._prev, self._cur
+        if not len(start):
+            return None
+        grow = max(self.outer + margin, self.inner)
+        low = np.minimum(start.min(axis=0), end.min(axis=0)) - grow
+        high = np.maximum(start.max(axis=0), end.max(axis=0)) + grow
+        return np.array([low, high])
+
+    # a helper process's copy -------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        return self.poses
+
+    def helper_copy(self) -> MeshCollider:
+        """A copy without the candidate pairs, which are for this side's points."""
+        fresh = copy.copy(self)
+        fresh._pairs = None
+        fresh._grid = None
+        return fresh
+
+    def update_since(self, version: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The last pose when the copy has the one before it (None: send a fresh copy)."""
+        return (self._prev, self._cur) if version + 1 == self.poses else None
+
+    def apply_update(self, update: object) -> None:
+        previous, current = cast(tuple[np.ndarray, np.ndarray], update)  # ``update_since``'s
+        self.set_pose(previous, current)
+
     def begin_substep(self, t0: float, t1: float) -> None:
         """The surface moves from fraction ``t0`` to ``t1`` of the frame in this substep."""
         self._t0, self._t1 = float(t0), float(t1)
@@ -234,14 +268,14 @@ class MeshCollider:
         if not idx.size:
             return 0
         rows = take_rows(pos, idx)
-        mu = default_friction(self.friction, friction)
-        axes = _normal_axes(normals)
+        mu = friction_of(self.friction, friction)
+        axes = normal_axes(normals)
         if mu > 0.0:
             before = take_rows(prev, idx)
             for axis in range(3):
                 column = before[:, axis]
                 column += motion[axis]
-            _limit_slip(rows, before, axes, push, mu)
+            limit_slip(rows, before, axes, push, mu)
         for axis, component in axes:
             column = rows[:, axis]
             column += component * push
@@ -456,8 +490,3 @@ class MeshCollider:
         if self._ids.size != count:
             self._ids = np.arange(count)
         return self._ids
-
-
-def default_friction(own: float | None, default: float) -> float:
-    value = default if own is None else own
-    return min(max(float(value), 0.0), 1.0)

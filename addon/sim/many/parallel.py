@@ -9,34 +9,42 @@ here, so every per-object call works as before); each frame it is sent the frame
 path and the changes of its own copies of the colliders (a surface's new pose; a fresh
 copy when it was posed more than once since), runs the same substeps as this process
 would, and answers. The objects of different partitions share no point, so each object's
-result is the same, bit for bit, as stepping it alone.
+result is the same, bit for bit, as stepping it alone. Colliders reach the helper through
+their own ``helper_copy``, ``version``, ``update_since`` and ``apply_update`` (see
+``collide.colliders.Collider``); a kind from outside this package (a test's, another
+add-on's) is imported there as here, from this process's module search path.
+
+An answer is awaited a few times the helper's usual time on a frame (at least
+``ANSWER_FLOOR`` seconds): a helper stopped (a debugger) or starved (swap) beyond that is
+ended, and its batch's frame is stepped here from its start, with a warning.
 
 ``processes()``: how many helpers a World may use (``configure``; automatic: one less
 than the cores this process may run on). ``shutdown()`` stops them (the extension's
 unregister, a file load, the interpreter's exit); they also end when this process does
 (their stdin closes; they also watch their parent's pid). A helper that cannot start
 (another Python without numpy, no shared memory) turns them off for the session; a forked
-child never talks to its parent's helpers.
+child never talks to its parent's helpers, and its Worlds copy the state the helpers map
+into their own memory (else the child would step its parent's cloths).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import copy
 import itertools
 import mmap
 import os
 import pickle
+import queue
 import subprocess
 import sys
 import tempfile
-from typing import Any
+import threading
+import time
+import weakref
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
-
-from ..collide.colliders import Plane, Sphere
-from ..collide.mesh_collider import MeshCollider
 
 #: a batch is split only when it has this many points, and each part at least ``PART_POINTS``
 MIN_POINTS = 4000
@@ -45,6 +53,13 @@ PART_POINTS = 2000
 #: every object (measured, tests/bench/README.md "many15d")
 LOCAL_SHARE = 0.8
 SHM = "/dev/shm"  # where the shared state lives on Linux (else the temporary folder)
+#: a frame's answer is awaited ``ANSWER_FACTOR`` times the helper's usual time on a frame
+#: from the request, and at least ``ANSWER_FLOOR`` seconds once this process waits for it;
+#: ``FIRST_ANSWER`` before the helper has a usual time, ``BUILD_ANSWER`` for a build
+ANSWER_FACTOR = 5.0
+ANSWER_FLOOR = 1.0
+FIRST_ANSWER = 10.0
+BUILD_ANSWER = 60.0
 
 # -I: like Blender's own Python, no PYTHON* variables, user site or working folder
 _FLAGS = ("-I",)
@@ -57,6 +72,16 @@ _SETTINGS: dict[str, int | None] = {"processes": None, "broken": 0}
 _WORKERS: list[StepWorker] = []
 _NAMES = itertools.count()
 _USED = {"cpu": 0.0}
+
+
+class HoldsShared(Protocol):
+    """What holds state a helper maps (a World): told in a forked child to copy it into its
+    own memory and forget its helpers."""
+
+    def leave_helpers(self) -> None: ...
+
+
+_HOLDERS: weakref.WeakSet[HoldsShared] = weakref.WeakSet()
 
 
 def helper_cpu() -> float:
@@ -157,13 +182,13 @@ class WorkerError(RuntimeError):
 
 
 class StepWorker:
-    """One helper process (see the module)."""
+    """One helper process (see the module); its answers are read by a thread of their own,
+    so this process waits for one with a timeout."""
 
     def __init__(self) -> None:
-        package = __name__.rsplit(".", 2)[0]  # the solver package, above many/
-        # the helper imports the solver package (the folder above many/) as a top-level one
-        sim = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        root, name = os.path.split(sim)
+        package = __name__.rsplit(".", 2)[0]  # the sim package: this module is <sim>.many.*
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        root, name = os.path.split(here)
         self.owner = os.getpid()  # a forked child must not use its parent's pipes
         self.proc = subprocess.Popen(
             [sys.executable, *_FLAGS, "-c", _BOOT, root, name, package, str(self.owner)],
@@ -175,52 +200,95 @@ class StepWorker:
         self.last = (0.0, 0.0)  # CPU and wall seconds of the helper's last answer
         self.keys = 0
         self.answered = False  # it served a request (else a failure means it cannot start)
+        self._answers: queue.Queue[Any] = queue.Queue()
+        self._ended: BaseException | None = None  # the answers' pipe failed or closed
+        assert self.proc.stdout is not None
+        self._reader = threading.Thread(
+            target=_read_answers,
+            args=(self.proc.stdout, self._answers),
+            name="xof step helper answers",
+            daemon=True,
+        )
+        self._reader.start()
 
     def alive(self) -> bool:
         return os.getpid() == self.owner and self.proc.poll() is None
 
     def send(self, request: tuple[Any, ...]) -> None:
+        """Send ``request`` (pickled whole first: an object that cannot be pickled leaves
+        the pipe as it was)."""
         stdin = self.proc.stdin
         if os.getpid() != self.owner:
             raise WorkerError("step helper belongs to the parent process")
         try:
+            data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise WorkerError(f"step request cannot be sent: {exc}") from exc
+        try:
             assert stdin is not None
-            pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            stdin.write(data)
             stdin.flush()
-        except (OSError, ValueError, pickle.PicklingError) as exc:
+        except (OSError, ValueError) as exc:
             raise WorkerError(f"step helper unreachable: {exc}") from exc
 
-    def answer(self) -> float:
-        """The helper's answer to the last request: its CPU seconds on it."""
-        stdout = self.proc.stdout
+    def answer(self, timeout: float) -> tuple[float, float]:
+        """The helper's answer to the last request: its CPU and wall seconds on it. One not
+        there within ``timeout`` seconds ends the helper (it may be stopped or starved: it
+        must not write into the state after this process took it back)."""
+        if self._ended is not None:
+            raise WorkerError(f"step helper gone: {self._ended}")
         try:
-            assert stdout is not None
-            reply = pickle.load(stdout)
-        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
-            raise WorkerError(f"step helper gone: {exc}") from exc
+            reply = self._answers.get(timeout=max(float(timeout), 0.0))
+        except queue.Empty:
+            self.kill()
+            raise WorkerError(f"step helper did not answer within {timeout:.1f} s, ended") from None
+        if isinstance(reply, BaseException):
+            self._ended = reply
+            raise WorkerError(f"step helper gone: {reply}")
         if reply[0] != "ok":
             raise WorkerError(f"step helper failed:\n{reply[1]}")
         self.answered = True
         _USED["cpu"] += float(reply[1])
         self.last = (float(reply[1]), float(reply[2]))
-        return float(reply[1])
+        return self.last
+
+    def kill(self) -> None:
+        """End the helper now and wait until it is gone (a stopped one too)."""
+        if os.getpid() == self.owner and self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            self.proc.wait()
 
     def stop(self) -> None:
         if self.alive():
             try:
                 self.send(("stop",))
-                self.answer()
+                self.answer(ANSWER_FLOOR)
             except WorkerError:
                 pass
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):  # unsent bytes to a helper that is gone
-                    pipe.close()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):  # unsent bytes to a helper that is gone
+                self.proc.stdin.close()
         try:
             self.proc.wait(2.0)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            self.kill()
+        # the reader thread holds the answers' pipe until the helper is gone: closed after
+        if self.proc.stdout is not None and os.getpid() == self.owner:
+            self._reader.join(2.0)
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
+
+
+def _read_answers(stdout: BinaryIO, answers: queue.Queue[Any]) -> None:
+    """Put each answer of a helper in ``answers``; the pipe's end or failure last."""
+    while True:
+        try:
+            reply = pickle.load(stdout)
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
+            answers.put(exc if str(exc) else EOFError("the helper closed its answers"))
+            return
+        answers.put(reply)
 
 
 def workers(count: int) -> list[StepWorker]:
@@ -246,9 +314,20 @@ def shutdown() -> None:
         _WORKERS.pop().stop()
 
 
+def hold(owner: HoldsShared) -> None:
+    """``owner`` has state a helper maps: a forked child calls its ``leave_helpers``."""
+    _HOLDERS.add(owner)
+
+
 def _forked() -> None:
-    """In a forked child: forget the parent's helpers (their pipes and processes are its)."""
+    """In a forked child: forget the parent's helpers (their pipes and processes are its),
+    and every World copies the state they map into its own memory (the mapping is shared:
+    stepping it here would move the parent's cloths)."""
     _WORKERS.clear()
+    holders = list(_HOLDERS)
+    _HOLDERS.clear()
+    for owner in holders:
+        owner.leave_helpers()
 
 
 def _install_hooks() -> None:
@@ -286,9 +365,12 @@ class Partition:
         self._sets: object = None
         self.pending = False
         self.helper_cpu = 0.0  # the helper's CPU seconds on the last frame (for benchmarks)
+        self.usual: float | None = None  # the helper's wall seconds on a frame (running mean)
+        self.sent = 0.0  # when the frame's request went out (perf_counter)
+        search = [os.path.abspath(p) for p in sys.path if isinstance(p, str) and p]
         try:
-            worker.send(("build", self.key, solver.members, self.path, n))
-            worker.answer()
+            worker.send(("build", self.key, solver.members, self.path, n, search))
+            worker.answer(BUILD_ANSWER)
         except WorkerError as exc:
             if not worker.answered:
                 broken(str(exc).splitlines()[0])
@@ -298,8 +380,7 @@ class Partition:
             self._unlink()  # both have it mapped (or the helper failed): no file left
 
     def send(self, plan: Any, sets: list[Any], moving: tuple[Any, ...]) -> bool:
-        """Start the frame's substeps in the helper (False: its colliders cannot be
-        mirrored, step it here)."""
+        """Start the frame's substeps in the helper (True: sent)."""
         updates: list[tuple[int, str, Any]] = []
         used: dict[int, Any] = {}
         for contact in sets:
@@ -307,10 +388,6 @@ class Partition:
                 used[id(collider)] = collider
         for collider in moving:
             used[id(collider)] = collider
-        if not all(
-            isinstance(c, (Sphere, Plane)) or type(c) is MeshCollider for c in used.values()
-        ):
-            return False  # a collider of another kind: not mirrored
         for key, collider in used.items():
             update = self._update(key, collider)
             if update is not None:
@@ -328,38 +405,52 @@ class Partition:
         np.copyto(self._backup[1], self.vel)
         request = (plan.substeps, plan.sub_dt, plan.start, plan.end, spec, updates)
         self.worker.send(("step", self.key, *request, [id(c) for c in moving], dropped))
+        self.sent = time.perf_counter()
         self.pending = True
         return True
 
     def _update(self, key: int, collider: Any) -> tuple[int, str, Any] | None:
-        """What the helper's copy of ``collider`` needs (None: nothing)."""
-        if isinstance(collider, (Sphere, Plane)):
-            known = self.mirrors.get(key)
-            self.mirrors[key] = (collider, 0)
-            return None if known is not None and known[0] is collider else (key, "object", collider)
+        """What the helper's copy of ``collider`` needs (None: nothing): its update since
+        the version the copy has, else a fresh copy."""
+        version = collider.version
         known = self.mirrors.get(key)
-        self.mirrors[key] = (collider, collider.poses)
+        self.mirrors[key] = (collider, version)
         if known is not None and known[0] is collider:
-            if known[1] == collider.poses:
+            if known[1] == version:
                 return None
-            if known[1] + 1 == collider.poses:
-                return (key, "pose", (collider._prev, collider._cur))
-        fresh = copy.copy(collider)  # its candidate pairs are for this side's points
-        fresh._pairs = None
-        fresh._grid = None
-        return (key, "object", fresh)
+            update = collider.update_since(known[1])
+            if update is not None:
+                return (key, "update", update)
+        return (key, "object", collider.helper_copy())
 
     def wait(self) -> None:
-        """The helper's answer for the frame; on a failure the frame's start is restored
-        and ``WorkerError`` raised (the caller steps it here)."""
+        """The helper's answer for the frame; on a failure (or none in time: the helper is
+        ended) the frame's start is restored and ``WorkerError`` raised (the caller steps
+        it here)."""
         self.pending = False
         try:
-            self.helper_cpu = self.worker.answer()
+            self.helper_cpu, wall = self.worker.answer(self._patience())
         except WorkerError:
             np.copyto(self.pos, self._backup[0])
             np.copyto(self.vel, self._backup[1])
             self.mirrors.clear()
             raise
+        self.usual = wall if self.usual is None else self.usual + 0.3 * (wall - self.usual)
+
+    def _patience(self) -> float:
+        """Seconds to wait from now for the frame's answer: until ``ANSWER_FACTOR`` times the
+        helper's usual time has passed since the request, at least ``ANSWER_FLOOR``."""
+        if self.usual is None:
+            return FIRST_ANSWER
+        left = self.sent + ANSWER_FACTOR * self.usual - time.perf_counter()
+        return max(ANSWER_FLOOR, left)
+
+    def private_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the positions and velocities in this process's own memory (a frame the
+        helper is still stepping: its start)."""
+        if self.pending:
+            return self._backup[0].copy(), self._backup[1].copy()
+        return self.pos.copy(), self.vel.copy()
 
     def close(self) -> None:
         """Drop the helper's part and unmap the state (views of it must be gone)."""
@@ -369,7 +460,7 @@ class Partition:
         if self.worker.alive():
             with contextlib.suppress(WorkerError):
                 self.worker.send(("drop", self.key))
-                self.worker.answer()
+                self.worker.answer(ANSWER_FLOOR)
         self.pos = self.vel = self._backup = np.zeros((0, 4), dtype=np.float32)
         if self.map is not None:
             with contextlib.suppress(BufferError):  # views still alive: freed with them

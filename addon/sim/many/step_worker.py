@@ -1,23 +1,27 @@
 """The helper process of ``parallel.py``: steps partitions' substeps on memory both map.
 
-Started as ``python -c BOOT`` with the directory holding this package on ``sys.path`` and
-the package imported as ``sim`` (numpy + stdlib only, no bpy). Requests come as pickles on
+Started as ``python -c BOOT`` with the directory holding the sim package on ``sys.path`` and
+that package imported as ``sim`` (numpy + stdlib only, no bpy). Requests come as pickles on
 stdin, answers go as pickles on stdout (anything printed goes to stderr). The parent's
 objects name their classes by the parent's package (``bl_ext.<repo>.xof.addon.sim.*``,
-``addon.sim.*``); they are loaded from this process's ``sim``. Stdin closing (the parent
-gone) ends the process; so does the parent's pid going away (a watch thread, for when
-another process holds the pipe open).
+``addon.sim.*``); they are loaded from this process's ``sim``. Classes from elsewhere (a
+collider kind of a test or another add-on) are imported as usual, the parent's module search
+path appended to this one's (after it: nothing there shadows this process's own modules).
+Stdin closing (the parent gone) ends the process; so does the parent's pid going away (a
+watch thread, for when another process holds the pipe open).
 
 Requests (the first item names it; each is answered ``("ok", cpu seconds, wall seconds)`` or
 ``("error", text)``):
-- ``("build", key, solvers, path, n)``: partition ``key``: its members' solvers (merged
-  here, as the parent merged them: a pickle would not keep the merge's buffers' views)
-  and the file mapping its ``(2, n, 4)`` float32 positions and velocities;
+- ``("build", key, solvers, path, n, search)``: partition ``key``: its members' solvers
+  (merged here, as the parent merged them: a pickle would not keep the merge's buffers'
+  views), the file mapping its ``(2, n, 4)`` float32 positions and velocities and the
+  parent's module search path;
 - ``("step", key, substeps, sub_dt, start, end, spec, updates, moving, dropped)``: one
   frame's substeps (``world.run_substeps``); ``spec`` the contact sets as
   ``(collider keys, movable, margin, friction)`` (None: as last frame), ``updates`` the
-  mirrored colliders' changes ``(key, "object", collider)`` or ``(key, "pose", (previous,
-  current))``, ``moving`` the keys told of each substep, ``dropped`` keys no longer used;
+  mirrored colliders' changes ``(key, "object", copy)`` (a collider's ``helper_copy``) or
+  ``(key, "update", change)`` (its ``update_since``, given to the copy's ``apply_update``),
+  ``moving`` the keys told of each substep, ``dropped`` keys no longer used;
 - ``("drop", key)``, ``("stop",)``.
 """
 
@@ -37,7 +41,7 @@ import numpy as np
 from ..xpbd.merge import ContactSet, MergedXpbd
 from .world import run_substeps
 
-PACKAGE = __name__.rsplit(".", 2)[0]  # the solver package (this process's name for it)
+PACKAGE = __name__.rsplit(".", 2)[0]  # the sim package: this module is <sim>.many.*
 
 
 class _Loader(pickle.Unpickler):
@@ -74,7 +78,7 @@ class _Part:
             if kind == "object":
                 self.colliders[key] = payload
             else:
-                self.colliders[key].set_pose(*payload)
+                self.colliders[key].apply_update(payload)
         for key in dropped:
             self.colliders.pop(key, None)
         if spec is not None:
@@ -106,7 +110,8 @@ def serve(source: BinaryIO, sink: BinaryIO, parent_package: str) -> None:
         began, clock = time.process_time(), time.perf_counter()
         try:
             if kind == "build":
-                key, members, path, n = request[1:]
+                key, members, path, n, search = request[1:]
+                sys.path.extend(p for p in search if p not in sys.path)
                 parts[key] = _Part(MergedXpbd(members), path, n)  # its work buffers anew
             elif kind == "step":
                 parts[request[1]].step(request[2:])

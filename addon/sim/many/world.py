@@ -229,6 +229,16 @@ class _Batch:
             self.lose(exc)
             return False
 
+    def leave_helper(self) -> None:
+        """In a forked child: the members' state in this process's own memory (the mapping
+        is the parent's), the helper's part forgotten."""
+        if self.remote is not None:
+            self.pos, self.vel = self.remote.private_state()
+            self.remote = None
+            for i, sim in enumerate(self.sims):
+                rows = self.solver.rows(i)
+                sim.pos, sim.vel = self.pos[rows], self.vel[rows]
+
     def lose(self, exc: WorkerError) -> None:
         """The helper failed: this batch steps here from now on (its members are told)."""
         self.remote = None
@@ -294,12 +304,19 @@ class World:
                 batch.remote.close()
         self._batches = None
 
+    def leave_helpers(self) -> None:
+        """In a forked child (``parallel`` calls it): every object's state copied out of
+        the memory the parent's helpers map; the merge is redone at the next step."""
+        for batch in self._batches or ():
+            batch.leave_helper()
+        self._batches = None
+
     def _build(self) -> list[_Batch]:
         groups: dict[tuple[object, ...], list[int]] = {}
         self._alone = []
         for i, sim in enumerate(self.sims):
             s = sim.settings
-            if isinstance(sim.solver, XpbdSolver) and not sim._self_hits:  # self: alone
+            if isinstance(sim.solver, XpbdSolver) and not sim.self_colliding:
                 key = (s.substeps, s.fps, s.time_scale, s.max_speed)
                 groups.setdefault(key, []).append(i)
             else:
@@ -312,6 +329,8 @@ class World:
             for j, run in enumerate(runs):
                 worker = pool[j - 1] if 0 < j <= len(pool) else None
                 self._batches.append(_Batch([members[i] for i in run], self.sims, worker))
+        if any(b.remote is not None for b in self._batches):
+            parallel.hold(self)  # a forked child must not step what the helpers map
         return self._batches
 
     @staticmethod

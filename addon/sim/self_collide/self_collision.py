@@ -25,7 +25,7 @@ import numpy as np
 
 from ..collide.broad_phase import box_pairs
 from ..collide.candidates import Candidates
-from ..collide.colliders import Scratch
+from ..collide.colliders import Collider, Scratch
 from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
@@ -54,7 +54,7 @@ EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
 RELATIVE_SURE = 1.0 + 1e-4
 
 
-class SelfCollision:
+class SelfCollision(Collider):
     """Keeps a cloth from passing through itself; use as a collider of the XPBD solver."""
 
     friction: float | None = 0.0

@@ -10,9 +10,9 @@ is one over every blown object's faces with each object's wind on its own faces,
 contacts are applied to each object's rows with its own settings.
 
 A collider is skipped for a substep when the box of every point's path over it lies beyond
-the box it reaches over the frame (a sphere's, or a surface's at both its poses, grown by
-the reach): no point can meet it, so skipping changes nothing, and a surface's candidate
-pairs stay valid, as they are kept by where their points were found.
+the box it reaches over the frame (its ``reach``: a sphere's, or a surface's at both its
+poses, grown by the reach): no point can meet it, so skipping changes nothing, and a
+surface's candidate pairs stay valid, as they are kept by where their points were found.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..collide.colliders import Collider, Sphere, resolve_positions
-from ..collide.mesh_collider import MeshCollider
+from ..collide.colliders import Collider, resolve_positions
 from ..wind import FaceWind
 from .constraint_pass import ConstraintGroup
 from .solver import XpbdSolver
@@ -63,22 +62,16 @@ BOX_RELATIVE_TOLERANCE = 1e-5
 
 
 def reach_box(colliders: Sequence[Collider], margin: float) -> np.ndarray | None:
-    """``(2, 3)`` lower and upper corner of where ``colliders`` can push a point this frame,
-    or None when one of them may reach anywhere (a plane) or its extent is not known."""
+    """``(2, 3)`` lower and upper corner of where ``colliders`` can push a point this frame
+    (each one's ``reach``), or None when one of them may reach anywhere (a plane)."""
     lows, highs = [], []
     margin = max(float(margin), 0.0)
     for collider in colliders:
-        if isinstance(collider, Sphere):
-            grow = collider.radius + margin
-            lows.append(collider.center - grow)
-            highs.append(collider.center + grow)
-            continue
-        poses = surface_poses(collider)
-        if poses is None:
+        reach = collider.reach(margin)
+        if reach is None:
             return None
-        grow = max(collider.outer + margin, collider.inner)  # type: ignore[attr-defined]
-        lows.append(np.minimum(poses[0].min(axis=0), poses[1].min(axis=0)) - grow)
-        highs.append(np.maximum(poses[0].max(axis=0), poses[1].max(axis=0)) + grow)
+        lows.append(reach[0])
+        highs.append(reach[1])
     if not lows:
         return None
     box = np.array([np.min(lows, axis=0), np.max(highs, axis=0)], dtype=np.float64)
@@ -86,20 +79,6 @@ def reach_box(colliders: Sequence[Collider], margin: float) -> np.ndarray | None
     box[0] -= slack
     box[1] += slack
     return box if np.isfinite(box).all() else None
-
-
-def surface_poses(collider: Collider) -> tuple[np.ndarray, np.ndarray] | None:
-    """A mesh collider's world vertices at the start and the end of the frame ``(V, 3)``
-    (it interpolates between them), or None for another collider or a surface without
-    vertices."""
-    if not isinstance(collider, MeshCollider):
-        return None
-    start, end = getattr(collider, "_prev", None), getattr(collider, "_cur", None)
-    if not isinstance(start, np.ndarray) or not isinstance(end, np.ndarray):
-        return None
-    if start.ndim != 2 or start.shape != end.shape or start.shape[1] != 3 or not len(start):
-        return None
-    return start, end
 
 
 def points_box(pos: np.ndarray, prev: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
