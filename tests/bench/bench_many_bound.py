@@ -54,7 +54,7 @@ def play(frames: int) -> tuple[float, float]:
 
 def main() -> int:
     import bench_many_handler as scene_bench
-    from xof.addon.sim import parallel, world
+    from xof.addon.sim.many import parallel, world
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)

@@ -82,7 +82,7 @@ def build(objects: int, side: int, native: bool, substeps: int = 0) -> list[Any]
 def _helper_cpu() -> float:
     """CPU seconds of xof's helper processes so far (0 where there are none)."""
     try:
-        from xof.addon.sim import parallel
+        from xof.addon.sim.many import parallel
     except ImportError:
         return 0.0
     return parallel.helper_cpu()

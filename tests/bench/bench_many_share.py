@@ -23,7 +23,7 @@ import tests.conftest  # noqa: E402,F401  (puts the package on sys.path as `xof`
 
 
 def main() -> int:
-    from xof.addon.sim import parallel
+    from xof.addon.sim.many import parallel
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--share", type=float, default=parallel.LOCAL_SHARE)

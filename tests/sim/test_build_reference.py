@@ -282,7 +282,7 @@ def test_on_grids_the_chains_are_the_former_level_by_level_ones(size: tuple[int,
 def test_the_meshes_reach_both_chain_walks(monkeypatch: pytest.MonkeyPatch) -> None:
     # a grid follows only the chains up the point numbers (the others mirror them); the
     # jittered grid, all of them
-    from addon.sim import limiter_chains
+    from addon.sim.xpbd import limiter_chains
 
     one_way = limiter_chains._one_way
     seen: list[bool] = []
@@ -396,7 +396,7 @@ def test_a_pair_given_twice_takes_its_limit_on_the_first_spring_only_if_bend() -
 def test_limiters_between_two_pins_are_dropped(pins: list[int], monkeypatch) -> None:
     # a few pins (found by bisection) or many (every pair tested): the chains, less the
     # pairs springs already join and those between two pins
-    from addon.sim import xpbd_build
+    from addon.sim.xpbd import build as xpbd_build
     from addon.sim.xpbd.build import FEW_PINS, limiter_sets
 
     monkeypatch.setattr(xpbd_build, "COARSE_SPAN_SHARE", 1.0)  # all 3 levels on 8 springs

@@ -11,12 +11,13 @@ import math
 import numpy as np
 import pytest
 
-from addon.sim import SimSettings, Simulator, limiter_chains, work_state
-from addon.sim import tethers as tethers_module
+from addon.sim import SimSettings, Simulator
 from addon.sim.mesh.springs import (
     face_edges,
 )
 from addon.sim.model import ClothModel
+from addon.sim.xpbd import limiter_chains, work_state
+from addon.sim.xpbd import tethers as tethers_module
 from addon.sim.xpbd.limiters import limiter_levels
 
 from .grids import quad_grid

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import coloring
-from addon.sim import tethers as tethers_module
 from addon.sim.mesh.springs import (
     bend_springs,
     face_edges,
 )
+from addon.sim.xpbd import coloring
+from addon.sim.xpbd import tethers as tethers_module
 from addon.sim.xpbd.coloring import colour_groups, reversed_bits, stride_colours
 
 from .grids import quad_grid

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import springs as springs_module
+from addon.sim.mesh import springs as springs_module
 from addon.sim.mesh.neighbours import sort_keys, unique_keys
 from addon.sim.mesh.springs import (
     _without,

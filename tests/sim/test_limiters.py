@@ -11,9 +11,9 @@ from addon.sim import (
     Simulator,
     Sphere,
     merge_with_kinds,
-    xpbd_build,
 )
 from addon.sim.mesh.springs import bend_springs, face_edges, shear_springs
+from addon.sim.xpbd import build as xpbd_build
 from addon.sim.xpbd.build import limiter_level_count
 from addon.sim.xpbd.limiters import limiter_levels
 

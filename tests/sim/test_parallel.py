@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import Plane, SimSettings, Simulator, Sphere, parallel
+from addon.sim import Plane, SimSettings, Simulator, Sphere
 from addon.sim.collide.mesh_collider import MeshCollider
+from addon.sim.many import parallel
 from addon.sim.many.world import ObjectFrame, World
 
 from .test_world import FLOOR_TRIANGLES, _cloth, _floor

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from addon.sim import Simulator, parallel
+from addon.sim import Simulator
+from addon.sim.many import parallel
 from addon.sim.many.world import World
 
 from .test_parallel import _sheets

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.sim import Plane, SimSettings, Simulator, coloring
+from addon.sim import Plane, SimSettings, Simulator
+from addon.sim.xpbd import coloring
 
 from .helpers import grid_model
 

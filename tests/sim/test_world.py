@@ -209,7 +209,7 @@ def test_the_batch_begins_its_members_frames_at_once_as_each_would() -> None:
     """``_Batch._begin_quick`` (every member's ``begin_frame`` in a few array calls) gives
     what the members' own ``begin_frame`` give: moving pins, a member without pins, pins
     that jump (carried), non-finite targets (warned), a frame step given."""
-    from addon.sim import world as world_module
+    from addon.sim.many import world as world_module
 
     def scene() -> list[Simulator]:
         sims = []

@@ -77,7 +77,7 @@ def test_settle_malloc_takes_a_file_size_once_per_size(monkeypatch: pytest.Monke
 
 
 def test_a_file_read_settles_malloc_for_its_size(tmp_path, monkeypatch) -> None:
-    from addon.xfile import source
+    from addon.xfile.container import source
 
     seen: list[int] = []
     monkeypatch.setattr(source, "settle_malloc", seen.append)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from addon.xfile import number_kernel, numbers
+from addon.xfile.scan import number_kernel, numbers
 from addon.xfile.scan.numbers import scan_numbers
 
 from .test_numbers import CHUNKS, bits, check, exponent_text, float_text, use_chunks

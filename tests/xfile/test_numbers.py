@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from addon.xfile import number_kernel, numbers
+from addon.xfile.scan import number_kernel, numbers
 from addon.xfile.scan.numbers import NumberSyntaxError, scan_numbers
 
 CHUNKS = [7, 16, 61, 1 << 20]  # tiny ones put token and chunk edges everywhere

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from addon.xfile import XFileError, read
-from addon.xfile import source as source_module
+from addon.xfile.container import source as source_module
 
 from .test_read_big import grid_text
 

@@ -10,7 +10,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.cloth import object_solver  # noqa: E402
 from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
-from xof.addon.sim import coloring  # noqa: E402
+from xof.addon.sim.xpbd import coloring  # noqa: E402
 
 from ..cloth_fixtures import GRID, pinned_cloth  # noqa: E402
 

@@ -105,7 +105,7 @@ def test_playing_together_equals_playing_each_alone(physics, monkeypatch, rising
 def test_cloths_split_with_a_helper_process_play_as_alone_and_it_stops(
     physics, monkeypatch
 ) -> None:
-    from xof.addon.sim import parallel
+    from xof.addon.sim.many import parallel
 
     monkeypatch.setattr(parallel, "MIN_POINTS", 1)  # three 8 x 8 cloths: worth a helper now
     monkeypatch.setattr(parallel, "PART_POINTS", 1)
@@ -143,7 +143,7 @@ def test_cloths_split_with_a_helper_process_play_as_alone_and_it_stops(
 
 
 def test_the_scene_setting_turns_the_helper_processes_off_and_on(physics, monkeypatch) -> None:
-    from xof.addon.sim import parallel
+    from xof.addon.sim.many import parallel
 
     monkeypatch.setattr(parallel, "MIN_POINTS", 1)
     monkeypatch.setattr(parallel, "PART_POINTS", 1)
