@@ -16,7 +16,7 @@ FLOOR = (Plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),)
 
 def _run(sim: Simulator, frames: int) -> np.ndarray:
     for _ in range(frames):
-        out = sim.step(colliders=FLOOR)
+        out = sim.step(colliders=FLOOR).positions
     return out
 
 
