@@ -95,12 +95,13 @@ from .many.world import ObjectFrame, World
 from .mesh.affine import affine_inverse, transform_points
 from .mesh.springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
 from .model import ClothModel, SpringKind
-from .settings import SimSettings
+from .settings import MAX_FRAME_SUBSTEPS, SimSettings
 from .simulator import Simulator, StepResult
 from .xpbd.build import BUILD_STAGES
 
 __all__ = [
     "BUILD_STAGES",
+    "MAX_FRAME_SUBSTEPS",
     "ClothModel",
     "Collider",
     "MeshCollider",
