@@ -9,6 +9,7 @@ import bpy
 
 from ..addon.scene.cloth import bake as cloth_bake
 from ..addon.scene.cloth import runtime as cloth_runtime
+from ..addon.scene.cloth import together
 
 Result = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH", "INTERFACE"]]
 
@@ -124,7 +125,7 @@ class XOF_OT_sim_free_bake(bpy.types.Operator):
                 self.report({"WARNING"}, f"Bake freed; {path} not deleted: {exc}")
             else:
                 self.report({"INFO"}, f"Deleted {path}")
-        cloth_runtime.update_object(obj, context.scene, context.evaluated_depsgraph_get())
+        together.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}
 
 
