@@ -338,6 +338,8 @@ class XOF_PG_physics(bpy.types.PropertyGroup):
     )
     settings_revision: IntProperty(default=0, options={"HIDDEN"})  # type: ignore[valid-type]
     last_warning: StringProperty(default="", options={"HIDDEN"})  # type: ignore[valid-type]
+    # the most points the user agreed to build a cloth of (xof.sim_build): bigger ones wait
+    confirmed_points: IntProperty(default=0, min=0, options={"HIDDEN"})  # type: ignore[valid-type]
 
 
 def register() -> None:

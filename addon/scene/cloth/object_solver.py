@@ -88,6 +88,15 @@ def needs_confirmation(obj: bpy.types.Object) -> bool:
     return n > BIG_CLOTH_POINTS and int(getattr(physics(obj), "confirmed_points", 0)) < n
 
 
+def unconfirmed_note(obj: bpy.types.Object) -> str:
+    """The panel's line for a cloth too big to build without the user's go."""
+    n = len(mesh_of(obj).vertices)
+    return (
+        f"{obj.name} has {n:,} points (more than {BIG_CLOTH_POINTS:,}): building its cloth "
+        "takes seconds and much memory; press Build in the xof physics panel"
+    )
+
+
 def progress_targets() -> tuple[Any, Any]:
     """Where a build shows its progress: the window manager (Blender's progress cursor) and,
     where a window exists, the workspace (the status bar text); None for each one missing."""

@@ -33,7 +33,6 @@ from .cache import CachedFrame, FrameCache
 from .colliders import SurfaceColliders
 from .data import mesh_positions, read_cloth_inputs, restore_legacy_rest
 from .object_solver import (
-    BIG_CLOTH_POINTS,
     FrameInputs,
     build_progress,
     inputs_key,
@@ -45,6 +44,7 @@ from .object_solver import (
     physics,
     scene_fps,
     settings_from_props,
+    unconfirmed_note,
     world_matrix,
 )
 from .playback import BAKED, Playback
@@ -519,15 +519,6 @@ class Pending:
     frames: list[int]
     ready: bool = False  # the stack is our modifier alone, current (``show``)
     props: Any = None  # the object's ``xof_physics``
-
-
-def unconfirmed_note(obj: bpy.types.Object) -> str:
-    """The panel's line for a cloth too big to build without the user's go."""
-    n = len(mesh_of(obj).vertices)
-    return (
-        f"{obj.name} has {n:,} points (more than {BIG_CLOTH_POINTS:,}): building its cloth "
-        "takes seconds and much memory; press Build in the xof physics panel"
-    )
 
 
 def record_step(todo: Pending, frame: int, local: np.ndarray, matrix: np.ndarray) -> CachedFrame:
