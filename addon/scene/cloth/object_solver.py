@@ -3,20 +3,21 @@ matrix, each frame's inputs (``FrameInputs``), the progress of a big build, and 
 object-space results of many objects in one pass (``transform_each``).
 
 The solver itself, built from the mesh, is the object's ``runtime.ClothRuntime``; the frame
-cache is the object's ``playback.Playback``. Typed helpers at the bpy boundary (``physics``,
-``mesh_of``) give the object's xof properties and mesh.
+cache is the object's ``playback.Playback``. Typed helpers at the bpy boundary: ``physics``
+gives the object's xof properties, ``data.mesh_of`` its mesh.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...sim import BUILD_STAGES, Collider, ObjectFrame, SimSettings
 from . import override as cloth_override
+from .data import mesh_of
 
 if TYPE_CHECKING:
     import bpy
@@ -27,11 +28,6 @@ if TYPE_CHECKING:
 def physics(obj: bpy.types.Object) -> Any:
     """The object's ``xof_physics`` settings (a PropertyGroup ``operators/`` registers)."""
     return obj.xof_physics  # type: ignore[attr-defined]
-
-
-def mesh_of(obj: bpy.types.Object) -> bpy.types.Mesh:
-    """The object's mesh (only mesh objects are simulated)."""
-    return cast("bpy.types.Mesh", obj.data)
 
 
 def settings_from_props(props: Any, fps: float) -> SimSettings:
