@@ -144,3 +144,22 @@ def test_guard_names_each_problem_on_both_storages(dtype: type) -> None:
     assert guard.problem(torn, still) == "a spring is stretched beyond the limit"
     torn[10:, 1] -= 1.5 * spacing  # 2x: on the limit, not beyond it
     assert guard.problem(torn, still) is None
+
+
+def test_each_frame_returns_its_own_warnings_past_the_kept_lists_cap() -> None:
+    """``step`` returns the frame's warnings: callers used to diff the length of
+    ``warnings``, which stops growing at 50 entries, so every warning after the 50th
+    (a recovery, refused targets) went unreported."""
+    model = grid_model(5, pins=(0, 4))
+    sim = Simulator(model, SimSettings.cloth())
+    bad = model.rest_positions[sim.pinned_ids]
+    bad[1] = np.nan
+    for _ in range(60):
+        result = sim.step(pinned_targets=bad)
+        assert result.warnings == ["1 non-finite pinned targets ignored"]
+    assert len(sim.warnings) == 50  # the kept list is capped
+    assert sim.step().warnings == []  # a clean frame reports nothing
+    sim.pos[7, 0] = np.nan
+    result = sim.step()
+    assert len(result.warnings) == 1 and "restored the last good state" in result.warnings[0]
+    assert np.isfinite(result.positions).all()
