@@ -232,9 +232,7 @@ def test_the_batch_begins_its_members_frames_at_once_as_each_would() -> None:
     for frame in range(1, 10):
         frames = []
         for i, sim in enumerate(quick.sims):
-            targets = sim.model.rest_positions[sim.pinned_ids] + np.array(
-                [0.0, 0.02 * frame, 0.0]
-            )
+            targets = sim.model.rest_positions[sim.pinned_ids] + np.array([0.0, 0.02 * frame, 0.0])
             if frame >= 4 and i == 3:
                 targets = targets + np.array(
                     [100.0, 0.0, 0.0]

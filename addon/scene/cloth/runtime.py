@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...sim import ClothModel, Collider, Simulator, StepResult, affine_inverse, transform_points
+from ...sim import (
+    ClothModel,
+    Collider,
+    ObjectFrame,
+    Simulator,
+    StepResult,
+    affine_inverse,
+    transform_points,
+)
 from . import override as cloth_override
 from .cache import CachedFrame, FrameCache
 from .colliders import SurfaceColliders
@@ -244,9 +252,8 @@ class ClothRuntime:
             )
         return FrameInputs(matrix, self._targets, goal, colliders)
 
-    def step(self, inputs: FrameInputs) -> StepResult:
+    def step(self, frame: ObjectFrame) -> StepResult:
         """Simulate one frame of this object by itself."""
-        frame = inputs.object_frame()
         return self.simulator.step(
             1.0 / self.settings.fps,
             frame.pinned_targets,

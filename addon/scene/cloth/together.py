@@ -111,9 +111,7 @@ def _alone(
     rt = todo.rt
 
     def by_itself(frames: list[ObjectFrame]) -> Generator[tuple[list[int], list[StepResult]]]:
-        f = frames[0]
-        dt = 1.0 / rt.settings.fps
-        yield [0], [rt.simulator.step(dt, *_arguments(f))]
+        yield [0], [rt.step(frames[0])]
 
     entries: list[CachedFrame | None] = []
     for k in range(len(todo.frames)):
@@ -123,13 +121,6 @@ def _alone(
     entry = entries[0]
     assert entry is not None
     return cloth_runtime.finish_object(todo, entry)
-
-
-def _arguments(
-    f: ObjectFrame,
-) -> tuple[np.ndarray | None, np.ndarray | None, Sequence[Collider], np.ndarray | None]:
-    """``Simulator.step``'s arguments after ``frame_dt``, from an ``ObjectFrame``."""
-    return f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
 
 
 def _step_frame(
