@@ -1,4 +1,4 @@
-"""Reset, Bake and Free Bake for an object's xof simulation."""
+"""Reset, Build, Bake and Free Bake for an object's xof simulation."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import bpy
 
 from ..addon.scene.cloth import bake as cloth_bake
 from ..addon.scene.cloth import runtime as cloth_runtime
+from ..addon.scene.cloth import together
+from ..addon.scene.cloth.object_solver import needs_confirmation, unconfirmed_note
 
 Result = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH", "INTERFACE"]]
 
@@ -60,6 +62,59 @@ class XOF_OT_sim_reset(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class XOF_OT_sim_build(bpy.types.Operator):
+    """Build the cloth's solver now, with progress (a big cloth waits for this: building one
+    takes seconds and much memory, so a frame change alone does not start it)"""
+
+    bl_idname = "xof.sim_build"
+    bl_label = "Build Cloth"
+    bl_options = {"REGISTER"}
+
+    confirmed: bpy.props.BoolProperty(  # type: ignore[valid-type]
+        name="Confirmed",
+        description="Build a big cloth without asking (the dialog's OK sets it)",
+        default=False,
+        options={"SKIP_SAVE", "HIDDEN"},
+    )
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = _sim_object(context)
+        return obj is not None and obj.xof_physics.cache_state != "BAKED"
+
+    def invoke(self, context: Any, event: Any) -> Result:
+        obj = _sim_object(context)
+        if not needs_confirmation(obj):
+            return self.execute(context)
+        self.confirmed = True  # the dialog calls execute only on OK
+        return context.window_manager.invoke_confirm(
+            self,
+            event,
+            title=f"Build the cloth of {obj.name}?",
+            message=unconfirmed_note(obj),
+            confirm_text="Build",
+        )
+
+    def execute(self, context: Any) -> Result:
+        obj = _sim_object(context)
+        if needs_confirmation(obj) and not self.confirmed:
+            self.report({"WARNING"}, unconfirmed_note(obj))
+            return {"CANCELLED"}
+        points = len(obj.data.vertices)
+        props = obj.xof_physics
+        props.confirmed_points = max(int(props.confirmed_points), points)
+        props.last_warning = ""
+        scene = context.scene
+        try:
+            cloth_runtime.runtime_for(obj, scene)
+            together.update_object(obj, scene, context.evaluated_depsgraph_get())
+        except (RuntimeError, ValueError, MemoryError) as exc:
+            self.report({"ERROR"}, f"Build failed: {exc}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Built the cloth of {obj.name} ({points:,} points)")
+        return {"FINISHED"}
+
+
 class XOF_OT_sim_bake(bpy.types.Operator):
     """Simulate the frame range and bake it to shape keys or a .pc2 file"""
 
@@ -75,6 +130,9 @@ class XOF_OT_sim_bake(bpy.types.Operator):
     def execute(self, context: Any) -> Result:
         obj = _sim_object(context)
         props = obj.xof_physics
+        if needs_confirmation(obj):
+            self.report({"ERROR"}, f"Bake failed: {unconfirmed_note(obj)}")
+            return {"CANCELLED"}
         try:
             path = pc2_path(obj) if props.bake_target == "PC2" else None
             if path is not None:  # refused before simulating: a file not ours to replace
@@ -145,7 +203,7 @@ class XOF_OT_sim_free_bake(bpy.types.Operator):
                 self.report({"WARNING"}, f"Bake freed; {path} not deleted: {exc}")
             else:
                 self.report({"INFO"}, f"Deleted {path}")
-        cloth_runtime.update_object(obj, context.scene, context.evaluated_depsgraph_get())
+        together.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}
 
 
@@ -159,7 +217,7 @@ def dialog_lines(obj: Any) -> tuple[str, str | None] | None:
     return path, None if keep is None else f"The file is kept: {keep}"
 
 
-_CLASSES = (XOF_OT_sim_reset, XOF_OT_sim_bake, XOF_OT_sim_free_bake)
+_CLASSES = (XOF_OT_sim_reset, XOF_OT_sim_build, XOF_OT_sim_bake, XOF_OT_sim_free_bake)
 
 
 def register() -> None:

@@ -6,6 +6,8 @@ from typing import Any
 
 import bpy
 
+from ..addon.scene.cloth.object_solver import needs_confirmation
+
 
 class XOF_PT_physics(bpy.types.Panel):
     """Settings, cache state and bake buttons of the object's xof simulation"""
@@ -86,6 +88,9 @@ class XOF_PT_physics(bpy.types.Panel):
         row.prop(props, "frame_end")
         box.label(text=f"Cache: {props.cache_state.title()}", icon="PHYSICS")
         box.prop(context.scene, "xof_cloth_helpers")
+        if props.enabled and needs_confirmation(obj):  # a big cloth builds on this button only
+            points = len(obj.data.vertices)
+            box.operator("xof.sim_build", icon="MOD_CLOTH", text=f"Build ({points:,} points)")
         if props.last_warning:
             box.label(text=props.last_warning, icon="ERROR")
         box.prop(props, "bake_target")

@@ -20,7 +20,7 @@ from bpy.props import (
 
 from ..addon.scene.cloth import switch as cloth_switch
 from ..addon.scene.cloth.data import MASS_GROUP
-from ..addon.sim import SimSettings
+from ..addon.sim import MAX_FRAME_SUBSTEPS, SimSettings
 
 
 def _changed(self: XOF_PG_physics, context: bpy.types.Context) -> None:
@@ -209,6 +209,7 @@ class XOF_PG_physics(bpy.types.PropertyGroup):
         description="Solver steps per frame",
         default=12,
         min=1,
+        max=MAX_FRAME_SUBSTEPS,  # hard: each substep costs time on every frame change
         soft_max=200,
         update=_changed,
     )
@@ -337,6 +338,8 @@ class XOF_PG_physics(bpy.types.PropertyGroup):
     )
     settings_revision: IntProperty(default=0, options={"HIDDEN"})  # type: ignore[valid-type]
     last_warning: StringProperty(default="", options={"HIDDEN"})  # type: ignore[valid-type]
+    # the most points the user agreed to build a cloth of (xof.sim_build): bigger ones wait
+    confirmed_points: IntProperty(default=0, min=0, options={"HIDDEN"})  # type: ignore[valid-type]
 
 
 def register() -> None:

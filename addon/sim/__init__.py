@@ -1,6 +1,9 @@
 """Cloth and soft-body solvers: numpy only, no bpy. The Blender side drives them per frame.
 
-Contract (all arrays in Blender world space, Z up, metres, seconds; ``N`` points):
+Contract (Z up, metres, seconds; ``N`` points, ``P`` of them pinned). One convention for
+space: the model's rest shape is in the object's space, and every frame the simulator is given
+the object's ``matrix_world``; everything else (state, pins, colliders, results) is in world
+space.
 
 Springs (``springs.py``), pure index work, every result ``(k, 2) int64`` with ``i < j``,
 sorted, no duplicates:
@@ -12,9 +15,13 @@ sorted, no duplicates:
     first occurrences, the latter also returns each pair's source index = ``SpringKind``.
 
 Model (``model.py``): ``ClothModel(rest_positions (N,3), masses (N,), springs (S,2),
-kinds (S,) uint8 = SpringKind, stiffness_scale (N,)=None, damping_scale (N,)=None)``.
-Rest lengths come from ``rest_positions``. Mass <= 0, negative or non-finite pins the point
-(non-zero bad values are reported in ``model.warnings``); bad springs are dropped (reported).
+kinds (S,) uint8 = SpringKind, stiffness_scale (N,)=None, damping_scale (N,)=None,
+face_sizes=None, face_corners=None, matrix=None)``: ``rest_positions`` in object space,
+``matrix`` the object's ``matrix_world`` when it is built (None: identity). Rest lengths,
+tethers and limiters are measured on ``model.rest_world`` (``matrix @ rest_positions``).
+Mass <= 0, negative or non-finite pins the point (non-zero bad values are reported in
+``model.warnings``); bad springs are dropped (reported). ``model.pinned`` ``(N,)`` bool;
+``Simulator.pinned_ids``: its indices, ascending (the order of pinned targets).
 
 Settings (``settings.py``): ``SimSettings`` (see its docstring for units);
 ``SimSettings.cloth(**changes)`` and ``SimSettings.soft_body(**changes)`` give defaults.
@@ -54,23 +61,25 @@ triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``Worl
 Simulator (``simulator.py``): ``Simulator(model, settings, report=None, triangles=None)``
 (``report(stage)`` is told each build stage, for a progress bar; ``triangles`` ``(T, 3)``:
 the cloth's own, for self-collision)
-    ``reset(positions=None)``: back to ``positions`` (default rest) with zero velocity;
+    ``reset(positions=None)``: back to ``positions`` (world space; default
+    ``model.rest_world``) with zero velocity;
     ``step(frame_dt=None, pinned_targets=None, object_matrix=None, colliders=(),
-    shape_targets=None)`` -> positions
-    ``(N, 3)`` float32 C-contiguous (a new array). ``frame_dt`` defaults to ``1 / fps``.
-    ``pinned_targets`` ``(N, 3)``: where pinned points must be at the end of this frame (only
-    pinned rows are read; they move there at constant speed over the substeps), e.g. the
-    evaluated/skinned mesh in world space. ``object_matrix`` (4, 4), column-vector convention
-    (Blender's ``matrix_world`` as a numpy array): the soft body's pull target is
-    ``object_matrix @ rest_positions``; without ``pinned_targets`` the pinned points also
-    follow ``object_matrix @ rest``. So either give ``rest_positions`` in object space and
-    pass ``matrix_world`` every frame, or give them in world space at the start frame and pass
-    ``matrix_world_now @ inverse(matrix_world_at_start)`` (None = identity);
-    ``shape_targets`` ``(N, 3)``: a soft body's pull targets this frame (the evaluated, e.g.
-    skinned, mesh), instead of ``object_matrix @ rest_positions``;
+    shape_targets=None)`` -> ``StepResult(positions, warnings)``: positions ``(N, 3)``
+    float32 C-contiguous (a new array), and the frame's warnings (the same texts are also
+    appended to ``warnings``, up to a cap; a caller reports these, never diffs the list).
+    ``frame_dt`` defaults to ``1 / fps``. ``object_matrix`` (4, 4), column-vector convention:
+    the object's ``matrix_world`` this frame as a numpy array (None: still the model's
+    ``matrix``). ``pinned_targets`` ``(P, 3)``: where the pinned points (in the order of
+    ``pinned_ids``) must be at the end of this frame, in world space (they move there at
+    constant speed over the substeps), e.g. the evaluated/skinned mesh's pinned points
+    through ``matrix_world``; without them the pins follow ``object_matrix @ rest`` (and stay
+    where they are without either). A soft body is pulled toward ``object_matrix @ rest``,
+    or toward ``shape_targets`` ``(N, 3)`` (world space) when given: the evaluated, e.g.
+    skinned, mesh;
     ``state()`` -> ``(positions, velocities)`` copies, each ``(N, 3)``;
     ``set_state(positions, velocities)``: resume from a cached frame;
-    ``warnings``: list of str (model and settings problems, recoveries); ``recoveries``: int.
+    ``warnings``: list of str (model and settings problems, recoveries; capped);
+    ``recoveries``: int.
 Never returns NaN or an exploded state: after every frame a non-finite state, a free point
 faster than ``settings.max_speed`` or a structural spring longer than ``settings.max_stretch``
 x rest (a zero-length spring: x the median rest length of the moving ones) makes it
@@ -92,9 +101,10 @@ that build when only values change (stiffness, damping, gravity, wind ...), and 
 what the new settings change otherwise. ``SimSettings.book()`` gives the book's model.
 
 World (``world.py``): ``World(simulators)`` steps several objects a frame at a time,
-``step([ObjectFrame(pinned_targets, object_matrix, colliders), ...])`` -> positions per
-object; the XPBD ones sharing a substep length are solved in one merged pass, each object
-getting exactly what stepping it alone gives. ``update_settings(i, settings)``.
+``step([ObjectFrame(pinned_targets, object_matrix, colliders, shape_targets), ...])`` -> a
+``StepResult`` per object (``steps(...)`` yields them batch by batch as they are ready); the
+XPBD ones sharing a substep length are solved in one merged pass, each object getting exactly
+what stepping it alone gives. ``update_settings(i, settings)``.
 """
 
 from .collide.colliders import Collider, Plane, Sphere
@@ -104,12 +114,13 @@ from .many.world import ObjectFrame, World
 from .mesh.affine import affine_inverse, transform_points
 from .mesh.springs import bend_springs, face_edges, merge_springs, merge_with_kinds, shear_springs
 from .model import ClothModel, SpringKind
-from .settings import SimSettings
-from .simulator import Simulator
+from .settings import MAX_FRAME_SUBSTEPS, SimSettings
+from .simulator import Simulator, StepResult
 from .xpbd.build import BUILD_STAGES
 
 __all__ = [
     "BUILD_STAGES",
+    "MAX_FRAME_SUBSTEPS",
     "ClothModel",
     "Collider",
     "MeshCollider",
@@ -119,6 +130,7 @@ __all__ = [
     "Simulator",
     "Sphere",
     "SpringKind",
+    "StepResult",
     "World",
     "affine_inverse",
     "bend_springs",

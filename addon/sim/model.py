@@ -11,6 +11,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from .mesh.affine import transform_points
+
 
 class SpringKind(IntEnum):
     STRUCTURAL = 0
@@ -62,6 +64,20 @@ def _lengths(points: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return out
 
 
+def _matrix(matrix: np.ndarray | None, warnings: list[str]) -> np.ndarray | None:
+    """The build matrix as float64 (4, 4), or None for the identity (also for a non-finite
+    one, reported)."""
+    if matrix is None:
+        return None
+    m = np.array(matrix, dtype=np.float64)
+    if m.shape != (4, 4):
+        raise ValueError(f"object matrix must be (4, 4), got {m.shape}")
+    if not np.isfinite(m).all():
+        warnings.append("non-finite object matrix: the rest shape is measured as it is")
+        return None
+    return m
+
+
 def rows_of(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """``values[ids]`` for ascending distinct ``ids``: a view when they are one run (as a
     kind's springs are in the order ``merge_with_kinds`` gives), else a copy."""
@@ -96,9 +112,14 @@ class ClothModel:
 
     Masses that are zero, negative or non-finite pin their point (negative and non-finite
     ones are reported). Springs with an index out of range or joining a point to itself are
-    dropped (reported). Rest lengths are measured on the rest positions. ``face_sizes``
-    ``(F,)`` and ``face_corners`` ``(C,)`` (optional) are the mesh's polygons, for the face
-    wind; faces with a corner out of range are dropped (reported).
+    dropped (reported). ``face_sizes`` ``(F,)`` and ``face_corners`` ``(C,)`` (optional) are
+    the mesh's polygons, for the face wind; faces with a corner out of range are dropped
+    (reported).
+
+    ``rest_positions`` are in the object's space; ``matrix`` (4, 4), column-vector convention
+    (Blender's ``matrix_world``), is where the object is when the cloth is built (None:
+    identity). Lengths, tethers and limiters are measured on ``rest_world``, the rest shape
+    as ``matrix`` places it, so a scaled object's cloth is as big as it looks.
     """
 
     def __init__(
@@ -111,6 +132,7 @@ class ClothModel:
         damping_scale: np.ndarray | None = None,
         face_sizes: np.ndarray | None = None,
         face_corners: np.ndarray | None = None,
+        matrix: np.ndarray | None = None,
     ) -> None:
         self.warnings: list[str] = []
         rest = np.array(rest_positions, dtype=np.float64).reshape(-1, 3)
@@ -129,7 +151,7 @@ class ClothModel:
             bad = int(bad_rest.sum())
             self.warnings.append(
                 f"{bad} point{'s' if bad != 1 else ''} with a non-finite rest position "
-                "(NaN or inf): held at the world origin"
+                "(NaN or inf): held at the object's origin"
             )
             rest[bad_rest] = 0.0
         pinned = negative | nonfinite | (mass <= 0) | bad_rest
@@ -151,6 +173,10 @@ class ClothModel:
         if kind.size and int(kind.max()) > max(SpringKind):
             valid &= kind <= max(SpringKind)
         self.rest_positions = rest
+        self.matrix = _matrix(matrix, self.warnings)
+        self.rest_world = (
+            rest if self.matrix is None else transform_points(self.matrix, rest, np.float64)
+        )
         self.masses = mass
         self.pinned = pinned
         if valid.all():  # the copies above are the model's own
@@ -163,7 +189,7 @@ class ClothModel:
             self.kinds = np.ascontiguousarray(kind[valid])
         self.stiffness_scale = _per_point(stiffness_scale, count, "stiffness scale", self.warnings)
         self.damping_scale = _per_point(damping_scale, count, "damping scale", self.warnings)
-        self.rest_lengths = _lengths(self.rest_positions, self.springs)
+        self.rest_lengths = _lengths(self.rest_world, self.springs)
         self.face_sizes, self.face_corners = _faces(face_sizes, face_corners, count, self.warnings)
 
     @property

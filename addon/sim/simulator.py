@@ -4,14 +4,17 @@
 ``pinned_targets`` over the substeps, the chosen solver runs each substep, a soft body is
 pulled back to shape after each one, and the frame's result is checked. A bad result
 (non-finite, too fast, torn) is never returned: the last good state comes back with zero
-velocity and a warning. Arrays in and out are ``(N, 3)`` in world space. Inside, the state is
-``(N, 4)`` rows (x, y, z, 0): float32 for XPBD, float64 for the classic solver.
+velocity and a warning. The model's rest shape is in the object's space and ``step`` is given
+the object's matrix every frame; the state, pins, colliders and results are in world space.
+Inside, the state is ``(N, 4)`` rows (x, y, z, 0): float32 for XPBD, float64 for the classic
+solver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +30,14 @@ from .xpbd.build import Report
 from .xpbd.solver import XpbdSolver
 
 MAX_WARNINGS = 50
+
+
+class StepResult(NamedTuple):
+    """One frame's outcome: positions ``(N, 3)`` float32 C-contiguous in world space (a new
+    array) and what went wrong during the frame (recoveries, refused input), in order."""
+
+    positions: np.ndarray
+    warnings: list[str]
 
 
 @dataclass
@@ -88,6 +99,7 @@ class Simulator:
         self.movable = ~model.pinned
         self.pinned_ids = np.flatnonzero(model.pinned)
         self.recoveries = 0
+        self._fresh: list[str] = []  # this frame's warnings (``StepResult.warnings``)
         self.reset()
 
     @property
@@ -128,11 +140,12 @@ class Simulator:
     # state -----------------------------------------------------------------------------
 
     def reset(self, positions: np.ndarray | None = None) -> None:
-        """Back to ``positions`` (default: the rest shape) at rest."""
-        start = self.model.rest_positions if positions is None else positions
+        """Back to ``positions`` (world space; default: the rest shape where the model's
+        matrix places it) at rest."""
+        start = self.model.rest_world if positions is None else positions
         pos = self._points(start, "positions")
         if pos is None:
-            pos = np.asarray(self.model.rest_positions)
+            pos = np.asarray(self.model.rest_world)
         self._set(pos, np.zeros_like(pos))
 
     def state(self) -> tuple[np.ndarray, np.ndarray]:
@@ -160,15 +173,12 @@ class Simulator:
         object_matrix: np.ndarray | None = None,
         colliders: Sequence[Collider] = (),
         shape_targets: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Advance one frame and return positions ``(N, 3)`` float32 C-contiguous.
-
-        ``shape_targets`` ``(N, 3)``: where a soft body is pulled to at this frame (e.g. the
-        skinned mesh, so it jiggles on the animation); default ``object_matrix @ rest``.
-        """
+    ) -> StepResult:
+        """Advance one frame: positions ``(N, 3)`` float32 C-contiguous and the frame's
+        warnings (see ``addon.sim`` for the arguments)."""
         plan = self.begin_frame(frame_dt, pinned_targets, object_matrix, shape_targets)
         if plan is None:
-            return self.positions()
+            return self.result()
         hits = self._self_hits + tuple(colliders)
         with np.errstate(all="ignore"):
             for k in range(1, plan.substeps + 1):
@@ -176,7 +186,18 @@ class Simulator:
                 pins = plan.pins_at(k, self.dtype)
                 self.solver.substep(self.pos, self.vel, plan.sub_dt, pins, hits, k - 1)
                 self.pull_to_shape(plan)
-        return self.finish_frame(plan)
+        self.finish_frame(plan)
+        return self.result()
+
+    def result(self) -> StepResult:
+        """The positions now and the warnings since the frame began (taken: the next
+        frame starts with none)."""
+        fresh, self._fresh = self._fresh, []
+        return StepResult(self.positions(), fresh)
+
+    def frame_begins(self) -> None:
+        """A frame starts: warnings from now on are this frame's."""
+        self._fresh = []
 
     def begin_frame(
         self,
@@ -187,6 +208,7 @@ class Simulator:
     ) -> FramePlan | None:
         """Everything fixed for one frame: substeps, pin path, soft-body targets (None: the
         frame step is unusable, warned). Pins that jump too far carry the cloth first."""
+        self.frame_begins()
         s = self.settings
         dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
         if not np.isfinite(dt) or dt <= 0.0:
@@ -200,7 +222,7 @@ class Simulator:
         if s.kind == "SOFT":
             goal = self._goal(shape_targets)
             if goal is None:
-                goal = transformed(self.model.rest_positions, matrix)
+                goal = self._placed(matrix)
             revert = self.solver.make_state(goal)
             fraction = substep_fraction(s.shape_stiffness, substeps, s.time_scale)
             weights = np.repeat((self.movable * fraction).astype(self.dtype)[:, None], 4, 1)
@@ -282,6 +304,18 @@ class Simulator:
     def _warn(self, text: str) -> None:
         if len(self.warnings) < MAX_WARNINGS:
             self.warnings.append(text)
+        if len(self._fresh) < MAX_WARNINGS:
+            self._fresh.append(text)
+
+    def _placed(self, matrix: np.ndarray | None, ids: np.ndarray | None = None) -> np.ndarray:
+        """The rest shape (rows ``ids``, default all) through the object's ``matrix`` this
+        frame, float64 (None: where the model's matrix placed it)."""
+        model = self.model
+        if matrix is None:
+            world = model.rest_world
+            return np.array(world if ids is None else world[ids], dtype=np.float64)
+        rest = model.rest_positions if ids is None else model.rest_positions[ids]
+        return transformed(rest, matrix)
 
     def _points(self, values: np.ndarray, name: str) -> np.ndarray | None:
         arr = np.asarray(values, dtype=np.float64)
@@ -325,11 +359,10 @@ class Simulator:
         if targets is None:
             if matrix is None:
                 return None
-            return transformed(self.model.rest_positions[pins], matrix)
-        arr = np.asarray(targets, dtype=np.float64)
-        if arr.shape != (self.model.point_count, 3):
-            raise ValueError(f"pinned targets must be ({self.model.point_count}, 3)")
-        chosen = arr[pins]
+            return self._placed(matrix, pins)
+        chosen = np.array(targets, dtype=np.float64)
+        if chosen.shape != (pins.size, 3):
+            raise ValueError(f"pinned targets must be ({pins.size}, 3): one per pinned point")
         bad = ~np.isfinite(chosen).all(axis=1)
         if bad.any():
             self._warn(f"{int(bad.sum())} non-finite pinned targets ignored")

@@ -79,10 +79,10 @@ def run(
         for floor in floors:
             floor.move_to(FLOOR_MESH)  # a new frame for the surfaces (they stay put)
         c = time.process_time()
-        results = [sim.step(colliders=c) for sim, c in zip(alone, own, strict=True)]
+        results = [sim.step(colliders=c).positions for sim, c in zip(alone, own, strict=True)]
         solo_cpu.append(time.process_time() - c)
         c = time.process_time()
-        together = world.step(inputs)
+        together = [r.positions for r in world.step(inputs)]
         world_cpu.append(time.process_time() - c)
         same &= all(np.array_equal(a, b) for a, b in zip(results, together, strict=True))
     return solo_cpu[5:], world_cpu[5:], merge, same

@@ -80,7 +80,7 @@ def run(sim_mod, mesh, frames: int) -> dict:
     out = sim.positions()
     for _ in range(frames):
         c = time.process_time()
-        out = sim.step(1.0 / 24.0, colliders=colliders)
+        out = sim.step(1.0 / 24.0, colliders=colliders).positions
         cpu.append(time.process_time() - c)
         s = np.abs(np.linalg.norm(out[b] - out[a], axis=1) / rest - 1.0)
         means.append(float(s.mean()))

@@ -79,7 +79,7 @@ def run_solver(n: int, settings: SimSettings, frames: int, runs: int, extra: boo
         out = sim.positions()
         for _ in range(frames):
             t, c = time.perf_counter(), time.process_time()
-            out = sim.step(1.0 / 24.0, colliders=colliders)
+            out = sim.step(1.0 / 24.0, colliders=colliders).positions
             times.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
             s = stretch(model, out)

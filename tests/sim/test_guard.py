@@ -14,7 +14,7 @@ from .helpers import grid_model, storage_rows
 def _run(sim: Simulator, frames: int = 10, **kwargs: object) -> np.ndarray:
     out = sim.positions()
     for _ in range(frames):
-        out = sim.step(**kwargs)  # type: ignore[arg-type]
+        out = sim.step(**kwargs).positions  # type: ignore[arg-type]
         assert np.isfinite(out).all()
         assert out.dtype == np.float32 and out.flags.c_contiguous
     return out
@@ -25,7 +25,7 @@ def test_nan_injected_into_the_state_is_recovered() -> None:
     _run(sim, 3)
     good = sim.positions()
     sim.pos[7, 0] = np.nan  # as if a solver bug produced it
-    out = sim.step()
+    out = sim.step().positions
     assert np.isfinite(out).all()
     assert np.array_equal(out, good)  # the last good state, not a half-broken one
     assert any("unstable" in w for w in sim.warnings)
@@ -39,9 +39,9 @@ def test_nan_set_state_and_targets_are_refused() -> None:
     bad[3] = np.nan
     sim.set_state(bad, np.zeros_like(bad))
     assert np.isfinite(sim.positions()).all()
-    targets = model.rest_positions.copy()
+    targets = model.rest_positions[sim.pinned_ids]  # (P, 3): points 0 and 4
     targets[0] = (np.inf, 0.0, 0.0)
-    out = sim.step(pinned_targets=targets)
+    out = sim.step(pinned_targets=targets).positions
     assert np.array_equal(out[0], model.rest_positions[0].astype(np.float32))
     matrix = np.full((4, 4), np.nan)
     _run(sim, 3, object_matrix=matrix)
@@ -175,3 +175,22 @@ def test_guard_accepts_a_cloth_without_points(dtype: type) -> None:
     guard = ExplosionGuard(empty, max_speed=10.0, max_stretch=2.0)
     rows = np.zeros((0, 4), dtype=dtype)
     assert guard.problem(rows, rows, rows, 0.04) is None
+
+
+def test_each_frame_returns_its_own_warnings_past_the_kept_lists_cap() -> None:
+    """``step`` returns the frame's warnings: callers used to diff the length of
+    ``warnings``, which stops growing at 50 entries, so every warning after the 50th
+    (a recovery, refused targets) went unreported."""
+    model = grid_model(5, pins=(0, 4))
+    sim = Simulator(model, SimSettings.cloth())
+    bad = model.rest_positions[sim.pinned_ids]
+    bad[1] = np.nan
+    for _ in range(60):
+        result = sim.step(pinned_targets=bad)
+        assert result.warnings == ["1 non-finite pinned targets ignored"]
+    assert len(sim.warnings) == 50  # the kept list is capped
+    assert sim.step().warnings == []  # a clean frame reports nothing
+    sim.pos[7, 0] = np.nan
+    result = sim.step()
+    assert len(result.warnings) == 1 and "restored the last good state" in result.warnings[0]
+    assert np.isfinite(result.positions).all()

@@ -199,7 +199,7 @@ def test_cloth_rests_on_a_sphere_mesh_outside_its_thickness() -> None:
     verts, faces = icosphere(3, 0.3, (0.0, 0.0, 0.0))
     collider = MeshCollider(verts, faces, outer=0.01, inner=0.02)
     for _ in range(48):
-        out = sim.step(colliders=(collider,))
+        out = sim.step(colliders=(collider,)).positions
         assert _outside_margin(out.astype(float), verts, faces).min() > 0.005
     assert sim.recoveries == 0
     top = np.linalg.norm(out[:, :2], axis=1) < 0.05  # the middle rests on the top: its
@@ -249,7 +249,7 @@ def _carried_run(monkeypatch: pytest.MonkeyPatch, tolerance: float) -> tuple[np.
     for frame in range(36):
         shift = np.array([0.5 * (frame + 1) / 24.0, 0.0, 0.0])
         collider.move_to(verts + shift)
-        out = sim.step(colliders=(collider,))
+        out = sim.step(colliders=(collider,)).positions
         assert _outside_margin(out.astype(float), verts + shift, faces).min() > 0.005
     return out, asked[0], asked[1]
 
@@ -310,7 +310,7 @@ def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndar
         turn = np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * (k @ k)
         posed = verts @ turn.T + np.array([0.2 * (frame + 1) / 24.0, 0.0, 0.0])
         collider.move_to(posed)
-        out = sim.step(colliders=(collider,))
+        out = sim.step(colliders=(collider,)).positions
         assert _outside_margin(out.astype(float), posed, faces).min() > 0.005
     assert collider._pairs is not None
     return out, collider._pairs.queries
@@ -380,7 +380,7 @@ def test_a_floor_of_two_triangles_gives_what_the_broad_phase_gives(
         sim.reset(model.rest_positions)
         collider = MeshCollider(floor, faces, outer=0.01)
         for _ in range(30):
-            out = sim.step(colliders=(collider,))
+            out = sim.step(colliders=(collider,)).positions
         assert collider.rebuilds > 0
         return out.astype(float)
 

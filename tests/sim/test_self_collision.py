@@ -80,7 +80,7 @@ def _run(
     sim = Simulator(model, settings, triangles=triangles)
     counts, out, late = [], model.rest_positions, []
     for frame in range(frames):
-        out = sim.step()
+        out = sim.step().positions
         if frame % 3 == 2:
             counts.append(intersecting_pairs(out, triangles))
         if frame >= frames // 2:

@@ -94,7 +94,7 @@ def test_a_sheet_caught_through_another_comes_back_out() -> None:
     sim = Simulator(_model(rest, first_b), settings, triangles=tri)
     sim.reset(pos)
     for _ in range(24):
-        out = sim.step()
+        out = sim.step().positions
     assert sim.recoveries == 0
     wall = out[first_b:]
     assert wall[:, 2].min() > D  # all of B came up through A and clear of it
@@ -114,7 +114,7 @@ def test_a_sheet_resting_on_another_still_collides() -> None:
         triangles=tri,
     )
     for _ in range(24):
-        out = sim.step()
+        out = sim.step().positions
     assert out[first_b:, 2].min() > 0.3 * D
     # no pair of A and B crosses (B crumpling on its edge may fold through itself where
     # its rest neighbours are left out: that is not what this tests)

@@ -16,7 +16,7 @@ FLOOR = (Plane((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),)
 
 def _run(sim: Simulator, frames: int) -> np.ndarray:
     for _ in range(frames):
-        out = sim.step(colliders=FLOOR)
+        out = sim.step(colliders=FLOOR).positions
     return out
 
 
@@ -69,3 +69,15 @@ def test_topology_changes_rebuild(monkeypatch: pytest.MonkeyPatch) -> None:
     sim.update_settings(SimSettings.cloth(solver="CLASSIC"))
     assert sim.dtype == np.float64 and np.allclose(sim.state()[0], before, atol=1e-6)
     assert np.isfinite(_run(sim, 2)).all()
+
+
+def test_substeps_past_the_hard_maximum_are_clamped_with_a_note() -> None:
+    """Issue 34 item 7: nothing capped ``substeps`` (100,000 gave 75 s a frame on a 100-point
+    flag, 1e9 never finished); Blender's Cloth caps its Quality at 80, xof at 1,000."""
+    for asked, used in ((100_000, 1_000), (10**9, 1_000), (1_000, 1_000), (0, 1)):
+        settings, notes = SimSettings.cloth(substeps=asked).validated()
+        assert settings.substeps == used
+        assert bool(notes) == (asked != used)
+    sim = Simulator(grid_model(4, pins=(0, 3)), SimSettings.cloth(substeps=10**9))
+    assert sim.solver.substeps_for(1.0 / 24.0) == 1_000
+    assert any("substeps=1000000000" in w for w in sim.warnings)

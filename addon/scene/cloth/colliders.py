@@ -16,28 +16,33 @@ sees each surface move from its previous pose to this frame's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...sim import Collider, MeshCollider, Plane, Sphere
+
+if TYPE_CHECKING:
+    import bpy
 
 SURFACE_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 FRICTION_SCALE = 0.01  # Blender's cloth_friction (0-80) to a Coulomb coefficient
 DEFAULT_OUTER = 0.01  # metres, a mesh without a Collision modifier or xof settings
 
 
-def _matrix(obj: Any, depsgraph: Any) -> np.ndarray:
+def _matrix(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None) -> np.ndarray:
     src = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
     return np.array(src.matrix_world, dtype=np.float64)
 
 
-def _shape_choice(obj: Any) -> str:
+def _shape_choice(obj: bpy.types.Object) -> str:
     props = getattr(obj, "xof_physics", None)
     return str(getattr(props, "collider_shape", "SURFACE"))
 
 
-def collider_for(obj: Any, depsgraph: Any = None) -> Sphere | Plane | None:
+def collider_for(
+    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None = None
+) -> Sphere | Plane | None:
     """The analytic collider of an empty, or of an object whose collider shape is 'SPHERE'
     or 'PLANE' (None for a zero-size object)."""
     m = _matrix(obj, depsgraph)
@@ -60,7 +65,7 @@ def collider_for(obj: Any, depsgraph: Any = None) -> Sphere | Plane | None:
     return Sphere(centre[:3], float(dims.max() / 2.0))
 
 
-def surface_settings(obj: Any) -> tuple[float, float, float | None]:
+def surface_settings(obj: bpy.types.Object) -> tuple[float, float, float | None]:
     """``(outer, inner, friction)`` of an object colliding as a surface: its Collision
     modifier's, else its xof collider settings (friction None: the cloth's own)."""
     for mod in getattr(obj, "modifiers", ()):
@@ -76,7 +81,9 @@ def surface_settings(obj: Any) -> tuple[float, float, float | None]:
     return float(props.collider_thickness), inner, friction
 
 
-def evaluated_surface(obj: Any, depsgraph: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def evaluated_surface(
+    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """World-space vertices ``(V, 3)`` float64 and triangles ``(T, 3)`` int64 of the
     object's evaluated mesh at this frame, or None when it has no faces."""
     src = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
@@ -111,7 +118,12 @@ class SurfaceColliders:
     def reset(self) -> None:
         self._surfaces.clear()
 
-    def colliders(self, collection: Any, depsgraph: Any = None, exclude: Any = None) -> list:
+    def colliders(
+        self,
+        collection: bpy.types.Collection | None,
+        depsgraph: bpy.types.Depsgraph | None = None,
+        exclude: bpy.types.Object | None = None,
+    ) -> list:
         """Every usable collider in ``collection`` (and its children), skipping ``exclude``."""
         if collection is None:
             return []
@@ -125,7 +137,7 @@ class SurfaceColliders:
                 if analytic is not None:
                     out.append(analytic)
                 continue
-            key = int(obj.original.session_uid)
+            key = int((obj.original or obj).session_uid)
             surface = self._surface(key, obj, depsgraph)
             if surface is not None:
                 seen.add(key)
@@ -134,7 +146,9 @@ class SurfaceColliders:
             del self._surfaces[key]
         return out
 
-    def _surface(self, key: int, obj: Any, depsgraph: Any) -> MeshCollider | None:
+    def _surface(
+        self, key: int, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None
+    ) -> MeshCollider | None:
         found = evaluated_surface(obj, depsgraph)
         if found is None:
             return None
@@ -155,7 +169,9 @@ class SurfaceColliders:
 
 
 def colliders_from_collection(
-    collection: Any, depsgraph: Any = None, exclude: Any = None
+    collection: bpy.types.Collection | None,
+    depsgraph: bpy.types.Depsgraph | None = None,
+    exclude: bpy.types.Object | None = None,
 ) -> list[Collider]:
     """This frame's colliders, each surface at rest (no previous pose): for one-off use."""
     return SurfaceColliders().colliders(collection, depsgraph, exclude)

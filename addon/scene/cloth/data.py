@@ -14,12 +14,15 @@ Read side: ``read_cloth_inputs`` turns a mesh (imported or not) back into the ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ...sim import SpringKind, bend_springs, face_edges, merge_with_kinds, shear_springs
 from ...xfile.views.model import ClothData
+
+if TYPE_CHECKING:
+    import bpy
 
 MASS_GROUP = "cloth_mass"
 STIFFNESS_GROUP = "cloth_stiffness"
@@ -32,16 +35,22 @@ REST_ATTRIBUTE = "cloth_rest"  # older versions' copy of the rest shape (see res
 # -- reading raw mesh arrays --------------------------------------------------------------------
 
 
-def mesh_positions(mesh: Any) -> np.ndarray:
+def mesh_of(obj: bpy.types.Object) -> bpy.types.Mesh:
+    """The object's mesh (only mesh objects carry cloth data)."""
+    return cast("bpy.types.Mesh", obj.data)
+
+
+def mesh_positions(mesh: bpy.types.Mesh) -> np.ndarray:
     """Object-space vertex positions ``(N, 3)`` float32."""
     if not len(mesh.vertices):  # an empty mesh has no position attribute
         return np.empty((0, 3), dtype=np.float32)
     out = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.attributes["position"].data.foreach_get("vector", out)
+    position = cast("bpy.types.FloatVectorAttribute", mesh.attributes["position"])
+    position.data.foreach_get("vector", out)
     return out.reshape(-1, 3)
 
 
-def mesh_faces(mesh: Any) -> tuple[np.ndarray, np.ndarray]:
+def mesh_faces(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
     """Face sizes ``(F,)`` and corner vertex indices ``(sum sizes,)`` as int64."""
     sizes = np.empty(len(mesh.polygons), dtype=np.int32)
     mesh.polygons.foreach_get("loop_total", sizes)
@@ -50,7 +59,7 @@ def mesh_faces(mesh: Any) -> tuple[np.ndarray, np.ndarray]:
     return sizes.astype(np.int64), corners.astype(np.int64)
 
 
-def mesh_edges(mesh: Any) -> np.ndarray:
+def mesh_edges(mesh: bpy.types.Mesh) -> np.ndarray:
     """Edge vertex pairs ``(E, 2)`` int64."""
     out = np.empty(len(mesh.edges) * 2, dtype=np.int32)
     mesh.edges.foreach_get("vertices", out)
@@ -61,22 +70,24 @@ def _keys(pairs: np.ndarray, n: int) -> np.ndarray:
     return np.minimum(pairs[:, 0], pairs[:, 1]) * n + np.maximum(pairs[:, 0], pairs[:, 1])
 
 
-def group_weights(obj: Any, name: str, default: float) -> np.ndarray | None:
+def group_weights(obj: bpy.types.Object, name: str, default: float) -> np.ndarray | None:
     """Per-vertex weights of group ``name`` (``default`` outside it), or None without it."""
     return groups_weights(obj, [name], default)[0]
 
 
-def groups_weights(obj: Any, names: list[str], default: float) -> list[np.ndarray | None]:
+def groups_weights(
+    obj: bpy.types.Object, names: list[str], default: float
+) -> list[np.ndarray | None]:
     """``group_weights`` of several groups in one walk over the vertices (the Python API
     has no bulk read of vertex-group weights, so the walk is done once, not per group)."""
-    n = len(obj.data.vertices)
+    n = len(mesh_of(obj).vertices)
     tables: dict[int, np.ndarray] = {}  # group index -> weights
     for name in names:
         group = obj.vertex_groups.get(name) if name else None
         if group is not None and group.index not in tables:
             tables[group.index] = np.full(n, default, dtype=np.float64)
     if tables:
-        for vert in obj.data.vertices:
+        for vert in mesh_of(obj).vertices:
             for elem in vert.groups:
                 table = tables.get(elem.group)
                 if table is not None:
@@ -88,7 +99,9 @@ def groups_weights(obj: Any, names: list[str], default: float) -> list[np.ndarra
     return out
 
 
-def set_group_weights(obj: Any, name: str, weights: np.ndarray) -> Any:
+def set_group_weights(
+    obj: bpy.types.Object, name: str, weights: np.ndarray
+) -> bpy.types.VertexGroup:
     """Create or refill vertex group ``name`` with one weight per vertex."""
     group = obj.vertex_groups.get(name) or obj.vertex_groups.new(name=name)
     values = np.asarray(weights, dtype=np.float64).reshape(-1)
@@ -98,10 +111,10 @@ def set_group_weights(obj: Any, name: str, weights: np.ndarray) -> Any:
     return group
 
 
-def set_pin_group(obj: Any, masses: np.ndarray) -> Any:
+def set_pin_group(obj: bpy.types.Object, masses: np.ndarray) -> bpy.types.VertexGroup:
     """``cloth_pin``: the points of mass 0 at weight 1, for Blender's own Cloth pin group."""
     group = obj.vertex_groups.get(PIN_GROUP) or obj.vertex_groups.new(name=PIN_GROUP)
-    group.remove(list(range(len(obj.data.vertices))))
+    group.remove(list(range(len(mesh_of(obj).vertices))))
     pinned = np.flatnonzero(np.asarray(masses).reshape(-1) <= 0.0)
     if pinned.size:
         group.add(pinned.tolist(), 1.0, "REPLACE")
@@ -112,7 +125,7 @@ def set_pin_group(obj: Any, masses: np.ndarray) -> Any:
 
 
 def apply_cloth_data(
-    obj: Any, cloth: ClothData | None, vertex_map: np.ndarray | None = None
+    obj: bpy.types.Object, cloth: ClothData | None, vertex_map: np.ndarray | None = None
 ) -> list[str]:
     """Store a file's cloth data on ``obj``'s mesh; returns warnings.
 
@@ -120,7 +133,7 @@ def apply_cloth_data(
     importer keeps the file's vertex order). Without ClothMasses every vertex gets mass 1;
     without ClothSprings every face edge is a spring.
     """
-    mesh = obj.data
+    mesh = mesh_of(obj)
     n = len(mesh.vertices)
     warnings: list[str] = []
     vmap = np.arange(n, dtype=np.int64) if vertex_map is None else np.asarray(vertex_map)
@@ -158,7 +171,7 @@ def _valid_pairs(pairs: np.ndarray, n: int, warnings: list[str]) -> np.ndarray:
     return pairs[ok]
 
 
-def mark_springs(mesh: Any, springs: np.ndarray | None) -> list[str]:
+def mark_springs(mesh: bpy.types.Mesh, springs: np.ndarray | None) -> list[str]:
     """Mark spring edges in ``cloth_spring``; add loose edges for springs that are not edges.
 
     ``springs`` None marks every face edge. Duplicate springs collapse into one edge.
@@ -186,7 +199,7 @@ def mark_springs(mesh: Any, springs: np.ndarray | None) -> list[str]:
         if attr is not None:
             mesh.attributes.remove(attr)
         attr = mesh.attributes.new(SPRING_ATTRIBUTE, "BOOLEAN", "EDGE")
-    attr.data.foreach_set("value", marked)
+    cast("bpy.types.BoolAttribute", attr).data.foreach_set("value", marked)
     mesh.update()
     return []
 
@@ -209,13 +222,13 @@ class ClothInputs:
     face_corners: np.ndarray | None = None  # (C,) vertex per corner
 
 
-def rest_positions(obj: Any) -> np.ndarray:
+def rest_positions(obj: bpy.types.Object) -> np.ndarray:
     """The object-space rest shape: the mesh itself (playback never writes it)."""
-    restore_legacy_rest(obj.data)
-    return mesh_positions(obj.data)
+    restore_legacy_rest(mesh_of(obj))
+    return mesh_positions(mesh_of(obj))
 
 
-def restore_legacy_rest(mesh: Any) -> bool:
+def restore_legacy_rest(mesh: bpy.types.Mesh) -> bool:
     """Files saved by versions that wrote the simulation into the mesh keep the rest shape in
     ``cloth_rest`` and a simulated frame in ``position``: put the rest shape back (once)."""
     attr = mesh.attributes.get(REST_ATTRIBUTE)
@@ -231,7 +244,7 @@ def restore_legacy_rest(mesh: Any) -> bool:
     return True
 
 
-def spring_edges(mesh: Any, source: str) -> np.ndarray:
+def spring_edges(mesh: bpy.types.Mesh, source: str) -> np.ndarray:
     """Structural springs: marked edges (``'FILE'``) or unique face edges (``'FACE_EDGES'``).
 
     ``'FILE'`` falls back to face edges when the mesh has no ``cloth_spring`` attribute.
@@ -246,7 +259,7 @@ def spring_edges(mesh: Any, source: str) -> np.ndarray:
 
 
 def read_cloth_inputs(
-    obj: Any,
+    obj: bpy.types.Object,
     *,
     springs_source: str = "FILE",
     use_shear: bool = False,
@@ -254,7 +267,7 @@ def read_cloth_inputs(
     mass_group: str = MASS_GROUP,
 ) -> ClothInputs:
     """Everything a ClothModel needs from ``obj``'s mesh (see the module docstring)."""
-    mesh = obj.data
+    mesh = mesh_of(obj)
     n = len(mesh.vertices)
     rest = rest_positions(obj).astype(np.float64)
     masses, stiffness_scale, damping_scale = groups_weights(

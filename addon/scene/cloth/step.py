@@ -10,7 +10,7 @@ order, so file indices are Blender vertex indices.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 TALL = 50.0
 
 
-def _plays_morphs(obj: Any) -> bool:
+def _plays_morphs(obj: bpy.types.Object) -> bool:
     """The mesh's shape keys are animated (a baked simulation written as a morph set):
     live cloth would fight them."""
     key = getattr(obj.data, "shape_keys", None)

@@ -22,7 +22,7 @@ from ..collide.colliders import Collider, begin_substep
 from ..guard import ExplosionGuard
 from ..rigid_carry import FOLLOWABLE_SPEED_FRACTION
 from ..settings import SimSettings
-from ..simulator import FramePlan, Simulator
+from ..simulator import FramePlan, Simulator, StepResult
 from ..xpbd.merge import ContactSet, MergedXpbd
 from ..xpbd.solver import XpbdSolver
 from . import parallel
@@ -32,7 +32,8 @@ from .parallel import processes as helper_processes
 
 @dataclass
 class ObjectFrame:
-    """One object's inputs for a frame, as ``Simulator.step`` takes them."""
+    """One object's inputs for a frame, as ``Simulator.step`` takes them (``pinned_targets``
+    ``(P, 3)``, one per pinned point; ``object_matrix``: its ``matrix_world`` now)."""
 
     pinned_targets: np.ndarray | None = None
     object_matrix: np.ndarray | None = None
@@ -169,6 +170,8 @@ class _Batch:
         if not np.isfinite(dt) or dt <= 0.0 or any(m.settings.kind == "SOFT" for m in sims):
             return None
         chosen = []
+        for sim in sims:
+            sim.frame_begins()
         for sim, f in zip(sims, frames, strict=True):
             m = f.object_matrix
             if m is not None and not (
@@ -177,9 +180,9 @@ class _Batch:
                 return None
             if sim.pinned_ids.size:
                 t = f.pinned_targets
-                if not isinstance(t, np.ndarray) or t.shape != (sim.model.point_count, 3):
+                if not isinstance(t, np.ndarray) or t.shape != (sim.pinned_ids.size, 3):
                     return None
-                chosen.append(t[sim.pinned_ids])
+                chosen.append(t)
         sim_dt = dt * s.time_scale
         substeps = [sim.solver.substeps_for(sim_dt) for sim in sims]
         if not chosen:
@@ -245,17 +248,18 @@ class _Batch:
         for sim in self.sims:
             sim._warn(f"helper process failed, stepping here: {str(exc).splitlines()[0]}")
 
-    def finish(self, job: _Frame | None) -> list[np.ndarray]:
-        """Each member's positions after the frame (checked by the guard)."""
-        if job is None:
-            return [sim.positions() for sim in self.sims]
-        ready = job.plans
-        with np.errstate(all="ignore"):
-            problem = self.guard.problem(self.pos, self.vel, self.good, ready[0].sim_dt)
-        if problem is None:  # no member has one: remember every good state at once
-            np.copyto(self.good, self.pos)
-            return [sim.positions() for sim in self.sims]
-        return [sim.finish_frame(p) for sim, p in zip(self.sims, ready, strict=True)]
+    def finish(self, job: _Frame | None) -> list[StepResult]:
+        """Each member's positions after the frame (checked by the guard) and warnings."""
+        if job is not None:
+            ready = job.plans
+            with np.errstate(all="ignore"):
+                problem = self.guard.problem(self.pos, self.vel, self.good, ready[0].sim_dt)
+            if problem is None:  # no member has one: remember every good state at once
+                np.copyto(self.good, self.pos)
+            else:
+                for sim, p in zip(self.sims, ready, strict=True):
+                    sim.finish_frame(p)
+        return [sim.result() for sim in self.sims]
 
     def _pin_path(self, plans: list[FramePlan]) -> tuple[np.ndarray | None, np.ndarray | None]:
         """All members' pins ``(P, 3)`` at the start and end of the frame (members whose pins
@@ -344,21 +348,22 @@ class World:
 
     def step(
         self, frames: Sequence[ObjectFrame] | None = None, frame_dt: float | None = None
-    ) -> list[np.ndarray]:
-        """Advance every object one frame; positions ``(N_i, 3)`` float32 per object.
+    ) -> list[StepResult]:
+        """Advance every object one frame; per object its ``StepResult`` (positions
+        ``(N_i, 3)`` float32 and the frame's warnings).
 
         ``frames``: per object, its pins, matrix and colliders (None: none for all).
         """
-        out: list[np.ndarray | None] = [None] * len(self.sims)
-        for members, positions in self.steps(frames, frame_dt):
-            for i, p in zip(members, positions, strict=True):
-                out[i] = p
-        return [p for p in out if p is not None]
+        out: list[StepResult | None] = [None] * len(self.sims)
+        for members, results in self.steps(frames, frame_dt):
+            for i, r in zip(members, results, strict=True):
+                out[i] = r
+        return [r for r in out if r is not None]
 
     def steps(
         self, frames: Sequence[ObjectFrame] | None = None, frame_dt: float | None = None
-    ) -> Generator[tuple[list[int], list[np.ndarray]], None, None]:
-        """``step``, its results as they are ready: ``(object indices, positions)`` for
+    ) -> Generator[tuple[list[int], list[StepResult]], None, None]:
+        """``step``, its results as they are ready: ``(object indices, results)`` for
         the batches stepped here first, then those of the helper processes (the caller's
         work on the first ones runs while the helpers still step theirs)."""
         inputs = list(frames) if frames is not None else [ObjectFrame() for _ in self.sims]
@@ -383,10 +388,10 @@ class World:
             for i in self._alone:
                 f = inputs[i]
                 sim = self.sims[i]
-                world = sim.step(
+                result = sim.step(
                     frame_dt, f.pinned_targets, f.object_matrix, f.colliders, f.shape_targets
                 )
-                yield [i], [world]
+                yield [i], [result]
             sent = any(away)
             for b in order:
                 job = jobs[b]

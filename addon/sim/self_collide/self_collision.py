@@ -464,7 +464,5 @@ def self_collision_for(
         warnings.append("self-collision needs the cloth's triangles: off")
         return ()
     return (
-        SelfCollision(
-            triangles, model.rest_positions, model.inverse_masses, settings.self_distance
-        ),
+        SelfCollision(triangles, model.rest_world, model.inverse_masses, settings.self_distance),
     )

@@ -84,7 +84,7 @@ def limiter_level_count(settings: SimSettings, model: ClothModel) -> int:
     if not structural.size:
         return levels
     typical = float(np.median(structural))
-    extent = float(np.ptp(model.rest_positions, axis=0).max())
+    extent = float(np.ptp(model.rest_world, axis=0).max())
     if typical <= 0.0 or not np.isfinite(extent / typical):
         return levels
     across = extent / typical
@@ -117,7 +117,7 @@ def limiter_sets(
     levels = limiter_levels(
         springs[structural],
         model.rest_lengths[structural],
-        model.rest_positions,
+        model.rest_world,
         limiter_level_count(settings, model),
     )
     del structural
@@ -426,7 +426,7 @@ def build_tether_slots(model: ClothModel, settings: SimSettings) -> list[TetherS
     if not settings.tethers:
         return []
     tethers = build_tethers(
-        model.rest_positions, model.pinned, _not_bend(model), k=settings.tether_pins
+        model.rest_world, model.pinned, _not_bend(model), k=settings.tether_pins
     )
     return share_work(
         [

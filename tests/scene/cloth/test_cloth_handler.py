@@ -8,6 +8,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
+from xof.addon.scene.cloth import together  # noqa: E402
 
 from ..cloth_fixtures import (  # noqa: E402
     GRID,
@@ -57,7 +58,7 @@ def test_scrubbing_back_shows_the_cached_frames(cloth) -> None:
     for f in (12, 5, 9, 15):
         scene.frame_set(f)
         np.testing.assert_array_equal(on_screen(cloth), shown[f])
-    report = cloth_runtime.update_object(cloth, scene, None, 7)
+    report = together.update_object(cloth, scene, None, 7)
     assert report.action == "cached"
 
 
@@ -80,7 +81,7 @@ def test_the_start_frame_resets(cloth) -> None:
     np.testing.assert_array_equal(on_screen(cloth), rest.astype(np.float32))
     scene.frame_set(0)  # before the start: still the rest shape
     np.testing.assert_array_equal(on_screen(cloth), rest.astype(np.float32))
-    report = cloth_runtime.update_object(cloth, scene, None, 1)
+    report = together.update_object(cloth, scene, None, 1)
     assert report.action == "reset"
 
 
@@ -114,7 +115,7 @@ def test_save_and_reload_keep_settings_and_cache(cloth, tmp_path) -> None:
     assert props.cache_state == "VALID"
     assert cloth_runtime.peek_runtime(obj) is None  # derived state was dropped on load
     for f in (6, 12, 3):
-        report = cloth_runtime.update_object(obj, scene, None, f)
+        report = together.update_object(obj, scene, None, f)
         assert report.action == "cached"
         np.testing.assert_array_equal(on_screen(obj), shown[f])
     scene.frame_set(12)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from xof.addon.scene.cloth.object_solver import ClothRuntime
+from xof.addon.scene.cloth.runtime import ClothRuntime
 
 
 def _matrix(shift: tuple[float, float, float], scale: float) -> np.ndarray:

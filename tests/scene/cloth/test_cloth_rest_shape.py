@@ -12,6 +12,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.cloth import override as cloth_override  # noqa: E402
 from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
+from xof.addon.scene.cloth import together  # noqa: E402
 from xof.addon.scene.cloth.data import MASS_GROUP, REST_ATTRIBUTE, set_group_weights  # noqa: E402
 
 from ..cloth_fixtures import (  # noqa: E402
@@ -119,7 +120,7 @@ def test_disabling_xof_and_reopening_without_it_show_the_rest_shape(cloth, tmp_p
     bpy.ops.wm.open_mainfile(filepath=path)  # with xof: the saved frames play again
     obj = bpy.data.objects["Cloth"]
     bpy.context.scene.frame_set(10)
-    assert cloth_runtime.update_object(obj, bpy.context.scene, None).action == "cached"
+    assert together.update_object(obj, bpy.context.scene, None).action == "cached"
     assert np.abs(on_screen(obj) - REST).max() > 0.3
 
 
@@ -205,7 +206,7 @@ def test_an_inf_rest_point_is_reported_once_for_what_it_is(cloth) -> None:
     rt = cloth_runtime.peek_runtime(cloth)
     assert rt is not None
     assert rt.warnings == [
-        "1 point with a non-finite rest position (NaN or inf): held at the world origin"
+        "1 point with a non-finite rest position (NaN or inf): held at the object's origin"
     ]
     assert "pinned targets" not in cloth.xof_physics.last_warning
     np.testing.assert_array_equal(rt.cache.frames[11].positions[30], (0.0, 0.0, 0.0))
@@ -258,5 +259,5 @@ def test_a_soft_body_keeps_its_shape_pull_beside_an_inf_rest_point(cloth) -> Non
     rt = cloth_runtime.peek_runtime(cloth)
     assert rt is not None
     assert rt.warnings == [
-        "1 point with a non-finite rest position (NaN or inf): held at the world origin"
+        "1 point with a non-finite rest position (NaN or inf): held at the object's origin"
     ]

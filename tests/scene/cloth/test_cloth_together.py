@@ -83,7 +83,7 @@ def test_playing_together_equals_playing_each_alone(physics, monkeypatch, rising
         12, lambda: monkeypatch.setattr(cloth_colliders.SurfaceColliders, "colliders", counted)
     )
     assert len(reads) == 11  # one read a stepped frame (2-12) for all three cloths
-    assert together._WORLD["world"] is not None
+    assert together._WORLD.world is not None
     monkeypatch.undo()
 
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -113,11 +113,11 @@ def test_cloths_split_with_a_helper_process_play_as_alone_and_it_stops(
     try:
         _scene(bpy, rising=True)
         shared = _play(12)
-        world = together._WORLD["world"]
+        world = together._WORLD.world
         assert world is not None and parallel.running() == 1
         assert [b.remote is not None for b in world._batches] == [False, True]
         bpy.ops.wm.read_homefile(use_empty=True)  # a file load stops it
-        assert parallel.running() == 0 and together._WORLD["world"] is None
+        assert parallel.running() == 0 and together._WORLD.world is None
         _scene(bpy, rising=True)
         _one_by_one(monkeypatch)
         alone = _play(12)
