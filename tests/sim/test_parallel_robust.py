@@ -212,7 +212,7 @@ def test_a_forked_child_stepping_its_copy_leaves_the_parents_cloths_alone() -> N
     split.pace.helpers = lambda: True  # type: ignore[method-assign]
     for _ in range(10):
         for x, y in zip(here.step(), split.step(), strict=True):
-            assert np.array_equal(x, y)
+            assert np.array_equal(x.positions, y.positions)
     assert split._batches is not None and split._batches[1].remote is not None
     pid = os.fork()
     if pid == 0:  # the child: plays on with its copy, then leaves without cleaning up
@@ -228,7 +228,7 @@ def test_a_forked_child_stepping_its_copy_leaves_the_parents_cloths_alone() -> N
     worst = 0.0
     for _ in range(20):
         for x, y in zip(here.step(), split.step(), strict=True):
-            worst = max(worst, float(np.abs(x - y).max()))
+            worst = max(worst, float(np.abs(x.positions - y.positions).max()))
     assert worst == 0.0
     assert split._batches is not None and split._batches[1].remote is not None  # still helped
     assert not any(w for sim in split.sims for w in sim.warnings)
@@ -245,7 +245,7 @@ def test_a_stopped_helper_is_given_up_and_its_batch_stepped_here() -> None:
     split = _split_world()
     for _ in range(3):
         for x, y in zip(here.step(), split.step(), strict=True):
-            assert np.array_equal(x, y)
+            assert np.array_equal(x.positions, y.positions)
     assert split._batches is not None and split._batches[1].remote is not None
     usual = split._batches[1].remote.usual
     assert usual is not None and usual < parallel.ANSWER_FLOOR == 1.0  # the floor bounds it
@@ -264,10 +264,10 @@ def test_a_stopped_helper_is_given_up_and_its_batch_stepped_here() -> None:
             os.kill(helper.pid, signal.SIGCONT)
     assert waited < 5.0, waited  # the floor (1 s), the frame here, a busy machine's slack
     for x, y in zip(expected, got, strict=True):
-        assert np.array_equal(x, y)
+        assert np.array_equal(x.positions, y.positions)
     assert helper.poll() is not None  # ended: it can no longer write into the state
     assert split._batches[1].remote is None
     assert any("did not answer within" in w for w in split.sims[15].warnings)
     for _ in range(2):  # stepped here from then on
         for x, y in zip(here.step(), split.step(), strict=True):
-            assert np.array_equal(x, y)
+            assert np.array_equal(x.positions, y.positions)
