@@ -18,7 +18,7 @@ import numpy as np
 from ...xfile.allocation import small_pages
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
-from ...xfile.writer import write_file
+from ...xfile.writer import writable_target, write_file
 from ..cloth import override as cloth_override
 from ..imp.progress import Progress
 from ..rig.armature import read_matrix
@@ -383,6 +383,7 @@ def export_scene(
     options = options or ExportOptions()
     context = context or bpy.context
     folder = os.path.dirname(os.path.abspath(filepath))
+    writable_target(filepath)  # a read-only file is refused before the scene is read
     # binary: big fresh arrays without huge-page advice (with THP defrag=madvise each 2 MiB
     # fault may compact memory synchronously: about half of a binary export's CPU); text
     # formatting gathers across the arrays and is faster on huge pages

@@ -28,7 +28,7 @@ from .text_encoder import encode_text, text_parts
 
 FORMATS = ("txt", "bin", "tzip", "bzip")
 
-__all__ = ["FORMATS", "header", "write", "write_file"]
+__all__ = ["FORMATS", "header", "writable_target", "write", "write_file"]
 
 
 def header(fmt: str, float_bits: int, version: str = "0303") -> bytes:
@@ -120,15 +120,20 @@ _start_write_out = _write_out()
 def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
     """Write ``parts`` (bytes-like, or futures of them) to a temporary file beside ``path``,
     then rename it over ``path``; returns the bytes written. On any failure the temporary file
-    is removed and ``path`` is untouched."""
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
+    is removed and ``path`` is untouched.
+
+    A symlink is written through: the file it points to is replaced (its temporary file beside
+    it) and the link stays, as Blender's own exporters do. A read-only file is refused, though
+    the rename would need only the folder's permission."""
+    given = os.fspath(path)
+    target = writable_target(given)
+    folder = os.path.dirname(target)
     try:
         fd, temporary = tempfile.mkstemp(
             prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder
         )
     except OSError as exc:
-        raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+        raise XFileError(f"cannot write: {_cause(exc)}", given) from exc
     written = 0
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -151,9 +156,32 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(exc, OSError):
-            raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+            raise XFileError(f"cannot write: {_cause(exc)}", given) from exc
         raise
     return written
+
+
+def writable_target(path: str | os.PathLike[str]) -> str:
+    """The absolute path a write to ``path`` replaces: a symlink's final target (the link
+    stays and the linked file gets the new bytes). Raises :class:`XFileError` naming ``path``
+    when that file exists and is read-only (no write permission bit, or none for this user):
+    replacing it by a rename would need only the folder's permission."""
+    given = os.fspath(path)
+    target = os.path.realpath(given)
+    try:
+        st = os.stat(target)
+    except OSError:
+        return target  # nothing there yet (or a dangling link): the write creates it
+    if stat.S_ISREG(st.st_mode) and (
+        not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+        or not os.access(target, os.W_OK)
+    ):
+        shown = given if target == os.path.abspath(given) else f"{given} -> {target}"
+        raise XFileError(
+            "cannot write: the file is read-only; make it writable or export to another name",
+            shown,
+        )
+    return target
 
 
 def _hold(target: str) -> int | None:

@@ -53,6 +53,32 @@ def test_a_failed_export_keeps_the_previous_file(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.x"]
 
 
+def test_a_read_only_file_is_refused_and_a_symlink_written_through(
+    addon: None, tmp_path: Path
+) -> None:
+    """Issue 34 item 5: File > Export over a read-only file replaced it, and over a symlink
+    replaced the link with a file and left the linked asset old; Blender's OBJ exporter
+    refuses the one and writes through the other."""
+    bpy.ops.mesh.primitive_cube_add()
+    locked = tmp_path / "locked.x"
+    locked.write_bytes(b"read-only asset")
+    locked.chmod(0o444)
+    with pytest.raises(RuntimeError, match=r"locked\.x: cannot write: the file is read-only"):
+        bpy.ops.export_scene.x(filepath=str(locked))
+    assert locked.read_bytes() == b"read-only asset"
+    asset = tmp_path / "assets" / "cube.x"
+    asset.parent.mkdir()
+    asset.write_bytes(b"old asset")
+    link = tmp_path / "cube.x"
+    link.symlink_to(asset)
+    assert bpy.ops.export_scene.x(filepath=str(link)) == {"FINISHED"}
+    assert link.is_symlink()
+    assert asset.read_bytes().startswith(b"xof 0303txt 0032")
+    assert b"Mesh" in asset.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["assets", "cube.x", "locked.x"]
+    assert sorted(p.name for p in asset.parent.iterdir()) == ["cube.x"]
+
+
 def test_an_empty_scene_warns(tmp_path: Path) -> None:
     reset_blender()
     for obj in list(bpy.data.objects):
