@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    StringProperty,
+)
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..addon.scene.imp.options import (
@@ -175,10 +182,28 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         default=";".join(DEFAULTS.files.texture_folders),
     )
 
+    max_inflated_mib: IntProperty(  # type: ignore[valid-type]
+        name="Max Decompressed Size",
+        description="MiB a compressed (tzip/bzip) file may decompress to; a file declaring "
+        "more is refused before it is decompressed",
+        default=DEFAULTS.files.max_inflated >> 20, min=1, max=1 << 30, subtype="NONE",
+    )  # fmt: skip
+    max_inflate_ratio: FloatProperty(  # type: ignore[valid-type]
+        name="Max Compression Ratio",
+        description="How many times its own size a compressed file past 64 MiB decompressed "
+        "may grow (real files: 3-10x; a decompression bomb: hundreds)",
+        default=DEFAULTS.files.max_inflate_ratio, min=1.0, max=1e6,
+    )  # fmt: skip
+
     def import_options(self) -> ImportOptions:
         folders = tuple(f.strip() for f in self.texture_folders.split(";") if f.strip())
         return ImportOptions(
-            files=FileOptions(names_encoding=self.names_encoding, texture_folders=folders),
+            files=FileOptions(
+                names_encoding=self.names_encoding,
+                texture_folders=folders,
+                max_inflated=self.max_inflated_mib << 20,
+                max_inflate_ratio=self.max_inflate_ratio,
+            ),
             transform=TransformOptions(
                 axis_forward=self.axis_forward,  # type: ignore[attr-defined]
                 axis_up=self.axis_up,  # type: ignore[attr-defined]
@@ -264,6 +289,8 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             body.prop(self, "keep_empty_frames")
             body.prop(self, "texture_folders")
             body.prop(self, "names_encoding")
+            body.prop(self, "max_inflated_mib")
+            body.prop(self, "max_inflate_ratio")
         header, body = layout.panel("XOF_import_geometry", default_closed=False)
         header.label(text="Geometry")
         if body:

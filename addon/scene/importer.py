@@ -154,7 +154,11 @@ def import_files(
         with rollback.transaction():
             for path in paths:
                 shown = os.fsdecode(path)  # bytes paths as str (undecodable bytes escaped)
-                document = read(shown, encoding=options.files.names_encoding)
+                files = options.files
+                document = read(
+                    shown, encoding=files.names_encoding, max_inflated=files.max_inflated,
+                    max_ratio=files.max_inflate_ratio,
+                )  # fmt: skip
                 if document.names_encoding != "utf-8":
                     name, encoding = printable(Path(shown).name), document.names_encoding
                     result.notes.append(f"{name}: names read as {encoding}")

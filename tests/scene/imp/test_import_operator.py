@@ -215,8 +215,35 @@ def test_property_defaults_are_the_options_defaults():
         "morph_keep_targets": DEFAULTS.morphs.keep_targets,
         "morph_loop": DEFAULTS.morphs.loop_all,
         "cloth_enable": DEFAULTS.cloth.enable,
+        "max_inflated_mib": DEFAULTS.files.max_inflated >> 20,
     }
     for name, value in options.items():
         assert props[name].default == value, name
+    assert props["max_inflate_ratio"].default == DEFAULTS.files.max_inflate_ratio
     slerp = props["animation_slerp_step"].default
     assert slerp == pytest.approx(DEFAULTS.animation.slerp_step, rel=1e-6)  # float32 property
+
+
+def test_the_decompression_limit_is_an_import_option(tmp_path: Path):
+    """Issue 34 item 9 (a 3.99 GiB MSZIP bomb took 23 s and 8.4 GB): the reader's limit
+    reaches the user as the operator's "Max Decompressed Size", and its error names it."""
+    import zlib
+
+    text = mesh_text("Cube", CUBE_VERTS, CUBE_FACES) + " " * (2 << 20)  # 2 MiB of padding
+    body = text.encode("ascii")
+    blocks = [body[i : i + 32768] for i in range(0, len(body), 32768)]
+    payload = b"".join(
+        len(b).to_bytes(2, "little") + (len(c) + 2).to_bytes(2, "little") + b"CK" + c
+        for b in blocks
+        for c in [zlib.compress(b, 9, wbits=-15)]
+    )  # each block on its own (no window reference), as the reader allows
+    path = tmp_path / "padded.x"
+    path.write_bytes(b"xof 0303tzip0032" + (16 + len(body)).to_bytes(4, "little") + payload)
+    before = len(bpy.data.objects)
+    with pytest.raises(RuntimeError, match=r"padded\.x:byte 16 of the compressed file: declares "
+                       r"2,\d{3},\d{3} bytes .* more than the limit of 1,048,576 bytes; .*"
+                       r"'Max Decompressed Size'"):  # fmt: skip
+        bpy.ops.import_scene.x(filepath=str(path), max_inflated_mib=1)
+    assert len(bpy.data.objects) == before
+    assert bpy.ops.import_scene.x(filepath=str(path), max_inflated_mib=3) == {"FINISHED"}
+    assert [o.name for o in bpy.data.objects[before:]] == ["Cube"]
