@@ -316,3 +316,30 @@ def test_a_read_only_file_is_refused_and_kept(fmt: str, tmp_path: Path) -> None:
     with pytest.raises(XFileError, match=r"link\.x -> .*model\.x: cannot write: .*read-only"):
         write_file(link, grid_doc(3), fmt)
     assert target.read_bytes() == b"read-only asset" and link.is_symlink()
+
+
+def test_a_document_deeper_than_the_reader_reads_is_refused(tmp_path: Path) -> None:
+    """Issue 34 item 6: the writer wrote hierarchies the reader refused (255 levels and
+    more); now what it writes reads back, and past the reader's 10,000 levels it refuses."""
+    from addon.xfile.parser import MAX_DEPTH
+    from addon.xfile.writer import nesting_depth, write
+
+    assert MAX_DEPTH == 10_000
+    root = tip = xo.frame("f0", np.eye(4))  # its FrameTransformMatrix is one level deeper
+    for i in range(1, MAX_DEPTH - 1):
+        child = xo.frame(f"f{i}", np.eye(4))
+        tip.children.append(child)
+        tip = child
+    doc = xo.document([root])
+    assert nesting_depth(doc) == MAX_DEPTH  # 9,999 frames and the last one's matrix
+    target = tmp_path / "rope.x"
+    write_file(target, doc, "bin")
+    assert nesting_depth(read(target)) == MAX_DEPTH
+    tip.children.append(xo.frame("one_more", np.eye(4)))
+    for fmt in FORMATS:
+        with pytest.raises(XFileError, match=r"rope\.x: objects nested 10,001 levels deep: the "
+                           r"reader reads at most 10,000 .*Clear Parent"):  # fmt: skip
+            write_file(target, doc, fmt)
+    with pytest.raises(XFileError, match=r"^<data>: objects nested 10,001 levels deep"):
+        write(doc, "txt")
+    assert nesting_depth(read(target)) == MAX_DEPTH  # the file is as it was

@@ -62,8 +62,8 @@ def build_rig(ctx: BuildContext) -> None:
             skinned.add(obj)
     doomed = attach_to_bones(plan, armature, ctx.frame_objects, skinned)
     ctx.forget(*doomed)
-    for obj in doomed:
-        bpy.data.objects.remove(obj)
+    if doomed:  # at once: one by one, each removal walks every object (5,000 bones: 130 s)
+        bpy.data.batch_remove(ids=list(doomed))
     ctx.rig = Rig(plan, armature, skinned)
 
 

@@ -18,8 +18,9 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable
 
-from ..document import XDocument
+from ..document import XDocument, XObject
 from ..errors import XFileError
+from ..parser import MAX_DEPTH
 from .binary_encoder import binary_parts, encode_binary
 from .mszip_writer import compress
 from .pieces import Piece, piece_bytes, spelled_ahead
@@ -28,7 +29,7 @@ from .text_encoder import encode_text, text_parts
 
 FORMATS = ("txt", "bin", "tzip", "bzip")
 
-__all__ = ["FORMATS", "header", "writable_target", "write", "write_file"]
+__all__ = ["FORMATS", "header", "nesting_depth", "writable_target", "write", "write_file"]
 
 
 def header(fmt: str, float_bits: int, version: str = "0303") -> bytes:
@@ -41,8 +42,27 @@ def header(fmt: str, float_bits: int, version: str = "0303") -> bytes:
     return f"xof {version}{name}{float_bits:04d}".encode("ascii")
 
 
+def nesting_depth(doc: XDocument) -> int:
+    """Levels of nested objects in ``doc``, as the reader counts them (a top-level one: 1)."""
+    deepest = 0
+    todo = [(obj, 1) for obj in doc.objects if isinstance(obj, XObject)]
+    while todo:
+        obj, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo.extend((c, depth + 1) for c in obj.children if isinstance(c, XObject))
+    return deepest
+
+
 def _choices(doc: XDocument, fmt: str | None, float_bits: int | None) -> tuple[str, int, bytes]:
-    """Format, float size (the document's own unless given) and the header they make."""
+    """Format, float size (the document's own unless given) and the header they make; a
+    document nested deeper than the reader reads is refused (what is written reads back)."""
+    depth = nesting_depth(doc)
+    if depth > MAX_DEPTH:
+        raise XFileError(
+            f"objects nested {depth:,} levels deep: the reader reads at most {MAX_DEPTH:,} "
+            "(a hierarchy of frames, bones and the mesh data inside them); flatten the "
+            "hierarchy (Clear Parent) to export it"
+        )
     fmt = fmt or doc.format or "txt"
     bits = float_bits or doc.float_bits or 32
     version = doc.version if doc.version in ("0302", "0303") else "0303"
@@ -80,7 +100,10 @@ def write_file(
     a failed write (a full disk, a lost folder) leaves the previous file as it was; the
     error is an :class:`XFileError` that names the path and the cause.
     """
-    fmt, bits, head = _choices(doc, fmt, float_bits)
+    try:
+        fmt, bits, head = _choices(doc, fmt, float_bits)
+    except XFileError as exc:
+        raise exc.located(os.fspath(path)) from None
     parts: list[Piece]
     if fmt == "txt":  # the pieces go to the file as they are: 100 MB are not joined first
         with spelled_ahead(THREADS):  # and each is written while the next ones are spelled
