@@ -32,7 +32,7 @@ from .imp.context import (
 from .imp.extras import EXTRAS_STEP
 from .imp.frames import HierarchyBuilder
 from .imp.materials import MaterialCache
-from .imp.meshes import build_mesh
+from .imp.meshes import build_mesh, finite_positions
 from .imp.progress import Progress
 from .imp.textures import TextureLoader
 from .morph.step import MORPH_STEP
@@ -68,6 +68,7 @@ def build_scene(
         scene, options, conv, collection, result, filepath, blender_scene=bpy.context.scene
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
+    result.warnings.extend(finite_positions(scene, conv.scale))
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
     textures = TextureLoader(folder, options.files.texture_folders)
     materials = MaterialCache(textures)

@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 
 from ...xfile.allocation import small_pages
-from ...xfile.document import XObject
+from ...xfile.document import Ragged, XDocument, XObject
 from ...xfile.writer import objects as xo
 from ...xfile.writer import writable_target, write_file
 from ..cloth import override as cloth_override
@@ -395,6 +395,7 @@ def build_document(
             + "; the file holds only the header"
         )
     doc = xo.document(top)
+    result.warnings += non_finite_warnings(doc, options.float_bits)
     if options.legacy:
         doc.version = "0302"
     if loop:
@@ -402,6 +403,38 @@ def build_document(
     result.animation_sets = len(sets)
     result.morph_sets = len(st.morph_sets)
     return doc, result
+
+
+def non_finite_warnings(doc: XDocument, float_bits: int) -> list[str]:
+    """One warning per object holding NaN or infinite values (or, in a 32-bit file, values
+    past float32's range, which become infinite): the writer spells them as D3DX does
+    (``1.#QNAN0``, ``1.#INF00``), and many readers refuse them or draw nothing."""
+    limit = float(np.finfo(np.float32).max) if float_bits == 32 else np.inf
+    out: list[str] = []
+    for obj in doc.walk():
+        count = 0
+        values: list[object] = [obj.members]
+        while values:
+            value = values.pop()
+            if isinstance(value, dict):
+                values.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                values.extend(value)
+            elif isinstance(value, Ragged):
+                values.append(value.flat)
+            elif isinstance(value, (np.ndarray, float, np.floating)):
+                arr = np.asarray(value)
+                if arr.dtype.kind == "f":
+                    with np.errstate(invalid="ignore"):
+                        count += int(np.count_nonzero(~(np.abs(arr) <= limit)))
+        if count:
+            name = f" {obj.name!r}" if obj.name else ""
+            out.append(
+                f"{obj.template}{name}: {count} value(s) not finite (NaN or infinite"
+                f"{', or past 32-bit floats' if float_bits == 32 else ''}), written as "
+                "1.#QNAN0 / 1.#INF00 as D3DX does: many readers refuse them"
+            )
+    return out
 
 
 def export_scene(

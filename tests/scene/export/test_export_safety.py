@@ -8,6 +8,7 @@ import errno
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
@@ -91,3 +92,37 @@ def test_an_empty_scene_warns(tmp_path: Path) -> None:
     bpy.ops.object.select_all(action="DESELECT")
     selected = export_scene(str(tmp_path / "none.x"), ExportOptions(use_selection=True))
     assert "is selected" in selected.warnings[0]
+
+
+def test_non_finite_values_are_written_with_a_warning(tmp_path: Path) -> None:
+    """Issue 34 item 16: the exporter never writes NaN or inf without a warning. A cube with
+    one vertex at NaN and one at inf; then one past float32's range once scaled."""
+    reset_blender()
+    bpy.ops.mesh.primitive_cube_add()
+    cube = bpy.context.active_object
+    cube.name = "Cube"
+    co = np.array([v.co for v in cube.data.vertices], dtype=np.float32)
+    co[0, 0] = np.nan
+    co[1, 2] = np.inf
+    cube.data.vertices.foreach_set("co", co.ravel())
+    target = tmp_path / "bad.x"
+    plain = {"use_normals": False, "use_uvs": False}  # the 8 positions only, none split
+    result = export_scene(str(target), ExportOptions(**plain))
+    bad = [w for w in result.warnings if "not finite" in w]
+    assert bad == [
+        "Mesh 'Cube': 2 value(s) not finite (NaN or infinite, or past 32-bit floats), written "
+        "as 1.#QNAN0 / 1.#INF00 as D3DX does: many readers refuse them"
+    ]
+    text = target.read_text(encoding="ascii")
+    assert text.count("1.#QNAN0") == 1 and text.count("1.#INF00") == 1
+    co[0, 0], co[1, 2] = 1.0, 1e37  # finite, but past float32 once divided by the scale 0.01
+    cube.data.vertices.foreach_set("co", co.ravel())
+    assert not any(
+        "not finite" in w for w in export_scene(str(target), ExportOptions(**plain)).warnings
+    )
+    scaled = export_scene(str(target), ExportOptions(global_scale=0.01, **plain))
+    assert next(w for w in scaled.warnings if "not finite" in w).startswith(
+        "Mesh 'Cube': 1 value(s) not finite (NaN or infinite, or past 32-bit floats)"
+    )
+    wide = export_scene(str(target), ExportOptions(global_scale=0.01, float_bits=64, **plain))
+    assert not any("not finite" in w for w in wide.warnings)

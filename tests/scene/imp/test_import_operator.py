@@ -247,3 +247,42 @@ def test_the_decompression_limit_is_an_import_option(tmp_path: Path):
     assert len(bpy.data.objects) == before
     assert bpy.ops.import_scene.x(filepath=str(path), max_inflated_mib=3) == {"FINISHED"}
     assert [o.name for o in bpy.data.objects[before:]] == ["Cube"]
+
+
+def test_non_finite_positions_are_set_to_the_origin_with_a_warning(tmp_path: Path):
+    """Issue 34 item 16: NaN and infinite positions (``1.#QNAN0``, ``1e400``) imported
+    silently, while skin weights and keys were filtered with warnings."""
+    path = tmp_path / "nan.x"
+    path.write_text(
+        "xof 0303txt 0032\n"
+        "Mesh Quad { 5; 0;0;0;, 1.#QNAN0;0;0;, 1;1e400;0;, 0;1;0;, 2;2;-1.#INF00;;\n"
+        "  2; 3;0,1,2;, 3;0,2,3;; }\n",
+        encoding="ascii",
+    )
+    result = import_files([path])
+    (obj,) = [o for o in bpy.data.objects if o.type == "MESH"]
+    co = np.array([v.co for v in obj.data.vertices], dtype=np.float64)
+    # file (x, y, z) -> Blender (x, z, y); vertices 1, 2 and 4 are not finite
+    np.testing.assert_array_equal(co, [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0]])
+    (warning,) = [w for w in result.warnings if "not finite" in w]
+    assert warning == (
+        "mesh 'Quad' (at 2:1): 3 vertex position(s) not finite (NaN, infinite or too large "
+        "for Blender): set to the mesh's origin (vertex 1, 2, 4)"
+    )
+
+
+def test_positions_past_float32_once_scaled_are_not_finite_in_blender(tmp_path: Path):
+    path = tmp_path / "big.x"
+    path.write_text(
+        "xof 0303txt 0032\nMesh Tri { 3; 0;0;0;, 1e30;0;0;, 0;1;0;; 1; 3;0,1,2;; }\n",
+        encoding="ascii",
+    )
+    from xof.addon.scene.imp.options import ImportOptions
+
+    assert not any("not finite" in w for w in import_files([path]).warnings)  # 1e30 fits
+    reset_blender()
+    result = import_files([path], ImportOptions(global_scale=1e9))  # 1e39 does not
+    assert any("1 vertex position(s) not finite" in w and "(vertex 1)" in w
+               for w in result.warnings)  # fmt: skip
+    (obj,) = [o for o in bpy.data.objects if o.type == "MESH"]
+    assert np.isfinite(np.array([v.co for v in obj.data.vertices])).all()
