@@ -31,6 +31,7 @@ from ..addon.scene.imp.options import (
 )
 from ..addon.scene.importer import ImportOptions, ImportResult, import_files
 from ..addon.xfile import ENCODING_CHOICES, XFileError
+from ..addon.xfile.errors import printable, shown_path
 from . import anim_props
 
 if TYPE_CHECKING:
@@ -262,17 +263,19 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             return {"CANCELLED"}
         except Exception as exc:
             traceback.print_exc()
+            # printable: a file name's undecodable bytes as \xNN (a report is UTF-8)
+            names = ", ".join(shown_path(p) for p in paths)
             self.report(
-                {"ERROR"},
-                f"{', '.join(map(str, paths))}: import failed: {type(exc).__name__}: {exc}",
+                {"ERROR"}, f"{names}: import failed: {type(exc).__name__}: {printable(str(exc))}"
             )
             return {"CANCELLED"}
         select_result(context, result)
         for warning in result.warnings:
-            print(f"xof: warning: {warning}")
+            print(f"xof: warning: {printable(warning)}")
         for note in result.notes:
-            print(f"xof: {note}")
-        self.report({"WARNING"} if result.warnings else {"INFO"}, result.summary())
+            print(f"xof: {printable(note)}")
+        summary = printable(result.summary())
+        self.report({"WARNING"} if result.warnings else {"INFO"}, summary)
         return {"FINISHED"}
 
     def draw(self, context: bpy.types.Context) -> None:

@@ -286,3 +286,35 @@ def test_positions_past_float32_once_scaled_are_not_finite_in_blender(tmp_path: 
                for w in result.warnings)  # fmt: skip
     (obj,) = [o for o in bpy.data.objects if o.type == "MESH"]
     assert np.isfinite(np.array([v.co for v in obj.data.vertices])).all()
+
+
+def test_a_skinned_file_with_a_non_utf8_name_imports_and_reports(tmp_path: Path, monkeypatch):
+    """Issue 34 item 17: a skinned file whose name has undecodable bytes ended in a
+    traceback: the armature is named after the file (a Blender name is UTF-8), then the
+    operator's report of that error failed to encode too."""
+    import os
+
+    from ..skin_fixtures import character_text
+
+    raw = os.path.join(os.fsencode(tmp_path), b"rig\xff\xfe.x")  # not UTF-8: \xff\xfe
+    with open(raw, "w", encoding="ascii") as handle:
+        handle.write(character_text())
+    path = os.fsdecode(raw)  # 'rig\udcff\udcfe.x': how Python names it
+    assert bpy.ops.import_scene.x(filepath=path) == {"FINISHED"}
+    (armature,) = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    assert armature.name == "rig\\xff\\xfe"  # the bytes spelled out, printable
+    reset_blender()
+    result = import_files([raw])  # a bytes path too
+    assert [o.name for o in result.objects if o.type == "ARMATURE"] == ["rig\\xff\\xfe"]
+    assert result.summary().isprintable()
+
+    def explode(ctx):  # an unexpected failure whose message holds the raw name
+        raise ValueError(f"broke on {ctx.filepath}")
+
+    reset_blender()
+    monkeypatch.setattr(importer, "STEPS", (*importer.STEPS, BuildStep("explode", explode)))
+    with pytest.raises(RuntimeError) as caught:
+        bpy.ops.import_scene.x(filepath=path)
+    message = str(caught.value)
+    assert "rig\\xff\\xfe.x: import failed: ValueError: broke on " in message
+    assert message.count("rig\\xff\\xfe.x") == 2 and "\udcff" not in message
