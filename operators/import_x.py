@@ -178,7 +178,7 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         name="Texture Folders",
         description=(
             "More folders to take textures from, separated by ';' (else textures are only "
-            "taken from inside the .x file's folder)"
+            "taken from the .x file's folder tree and the folders beside it)"
         ),
         default=";".join(DEFAULTS.files.texture_folders),
     )
