@@ -94,3 +94,32 @@ def test_a_300_bone_chain_exports_and_reads_back(tmp_path: Path) -> None:
         bone, depth = bone.parent, depth + 1
     assert depth == 299
     np.testing.assert_allclose(np.array(tip.head_local), [0.0, 0.0, STEP * 299], atol=1e-3)
+
+
+def test_a_5000_deep_chain_of_unknown_objects_is_kept_32_levels_deep(tmp_path: Path) -> None:
+    """Objects the importer does not interpret are kept as JSON (``xof_extras``): a chain of
+    5,000 nested ones, which the reader now reads, ended the import in a RecursionError; the
+    first 32 levels are kept and the rest counted."""
+    import json
+
+    from xof.addon.scene.imp.extras import MAX_NESTING
+
+    reset_blender()
+    depth = 5000
+    path = tmp_path / "extras.x"
+    path.write_text(
+        "xof 0303txt 0032\nFrame F { Mesh { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; }\n"
+        + "Foo { 1; " * depth
+        + "}" * depth
+        + "}\n",
+        encoding="ascii",
+    )
+    result = import_files([path])
+    assert result.extras == ["Foo x1 (kept as custom property xof_extras)"]
+    (kept,) = json.loads(bpy.data.objects["F"]["xof_extras"])
+    levels = 1
+    while "children" in kept:
+        (kept,) = kept["children"]
+        levels += 1
+    assert levels == MAX_NESTING + 1 == 33
+    assert kept["children not kept"] == f"{depth - 33} nested object(s) past 32 levels"
