@@ -12,6 +12,7 @@ from bpy_extras.io_utils import ExportHelper, orientation_helper
 from ..addon.scene.export.exporter import export_scene
 from ..addon.scene.export.plan.options import ExportOptions
 from ..addon.xfile import XFileError
+from ..addon.xfile.errors import printable, shown_path
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -115,11 +116,12 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
             return {"CANCELLED"}
         except Exception as exc:
             traceback.print_exc()
-            self.report({"ERROR"}, f"export failed: {type(exc).__name__}: {exc}")
+            why = printable(f"{type(exc).__name__}: {exc}")  # a report is UTF-8: \xNN for bytes
+            self.report({"ERROR"}, f"{shown_path(self.filepath)}: export failed: {why}")  # type: ignore[attr-defined]
             return {"CANCELLED"}
         for warning in result.warnings:
-            print(f"xof: warning: {warning}")
-        self.report({"WARNING"} if result.warnings else {"INFO"}, result.summary())
+            print(f"xof: warning: {printable(warning)}")
+        self.report({"WARNING"} if result.warnings else {"INFO"}, printable(result.summary()))
         return {"FINISHED"}
 
 

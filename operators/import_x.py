@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    StringProperty,
+)
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 
 from ..addon.scene.imp.options import (
@@ -24,6 +31,7 @@ from ..addon.scene.imp.options import (
 )
 from ..addon.scene.importer import ImportOptions, ImportResult, import_files
 from ..addon.xfile import ENCODING_CHOICES, XFileError
+from ..addon.xfile.errors import printable, shown_path
 from . import anim_props
 
 if TYPE_CHECKING:
@@ -170,15 +178,33 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
         name="Texture Folders",
         description=(
             "More folders to take textures from, separated by ';' (else textures are only "
-            "taken from inside the .x file's folder)"
+            "taken from the .x file's folder tree and the folders beside it)"
         ),
         default=";".join(DEFAULTS.files.texture_folders),
     )
 
+    max_inflated_mib: IntProperty(  # type: ignore[valid-type]
+        name="Max Decompressed Size",
+        description="MiB a compressed (tzip/bzip) file may decompress to; a file declaring "
+        "more is refused before it is decompressed",
+        default=DEFAULTS.files.max_inflated >> 20, min=1, max=1 << 30, subtype="NONE",
+    )  # fmt: skip
+    max_inflate_ratio: FloatProperty(  # type: ignore[valid-type]
+        name="Max Compression Ratio",
+        description="How many times its own size a compressed file past 64 MiB decompressed "
+        "may grow (real files: 3-10x; a decompression bomb: hundreds)",
+        default=DEFAULTS.files.max_inflate_ratio, min=1.0, max=1e6,
+    )  # fmt: skip
+
     def import_options(self) -> ImportOptions:
         folders = tuple(f.strip() for f in self.texture_folders.split(";") if f.strip())
         return ImportOptions(
-            files=FileOptions(names_encoding=self.names_encoding, texture_folders=folders),
+            files=FileOptions(
+                names_encoding=self.names_encoding,
+                texture_folders=folders,
+                max_inflated=self.max_inflated_mib << 20,
+                max_inflate_ratio=self.max_inflate_ratio,
+            ),
             transform=TransformOptions(
                 axis_forward=self.axis_forward,  # type: ignore[attr-defined]
                 axis_up=self.axis_up,  # type: ignore[attr-defined]
@@ -237,17 +263,19 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             return {"CANCELLED"}
         except Exception as exc:
             traceback.print_exc()
+            # printable: a file name's undecodable bytes as \xNN (a report is UTF-8)
+            names = ", ".join(shown_path(p) for p in paths)
             self.report(
-                {"ERROR"},
-                f"{', '.join(map(str, paths))}: import failed: {type(exc).__name__}: {exc}",
+                {"ERROR"}, f"{names}: import failed: {type(exc).__name__}: {printable(str(exc))}"
             )
             return {"CANCELLED"}
         select_result(context, result)
         for warning in result.warnings:
-            print(f"xof: warning: {warning}")
+            print(f"xof: warning: {printable(warning)}")
         for note in result.notes:
-            print(f"xof: {note}")
-        self.report({"WARNING"} if result.warnings else {"INFO"}, result.summary())
+            print(f"xof: {printable(note)}")
+        summary = printable(result.summary())
+        self.report({"WARNING"} if result.warnings else {"INFO"}, summary)
         return {"FINISHED"}
 
     def draw(self, context: bpy.types.Context) -> None:
@@ -264,6 +292,8 @@ class IMPORT_SCENE_OT_x(bpy.types.Operator, ImportHelper):  # type: ignore[misc]
             body.prop(self, "keep_empty_frames")
             body.prop(self, "texture_folders")
             body.prop(self, "names_encoding")
+            body.prop(self, "max_inflated_mib")
+            body.prop(self, "max_inflate_ratio")
         header, body = layout.panel("XOF_import_geometry", default_closed=False)
         header.label(text="Geometry")
         if body:

@@ -10,6 +10,7 @@ from ..addon.scene.anim.animation_only import import_animation_file
 from ..addon.scene.imp.options import DEFAULTS, AnimationOptions, TransformOptions
 from ..addon.scene.importer import ImportOptions
 from ..addon.xfile import XFileError
+from ..addon.xfile.errors import printable
 from . import anim_props
 
 
@@ -74,9 +75,9 @@ class IMPORT_ANIM_OT_x_onto_armature(bpy.types.Operator, ImportHelper):  # type:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         for warning in result.warnings:
-            self.report({"WARNING"}, warning)
+            self.report({"WARNING"}, printable(warning))
         for note in result.notes:
-            self.report({"INFO"}, note)
+            self.report({"INFO"}, printable(note))
         self.report(
             {"INFO"},
             f"{len(result.actions)} action(s) on {armature.name}: {len(result.matched)} bones "

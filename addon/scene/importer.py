@@ -31,7 +31,7 @@ from .imp.context import (
 from .imp.extras import EXTRAS_STEP
 from .imp.frames import HierarchyBuilder
 from .imp.materials import MaterialCache
-from .imp.meshes import build_mesh
+from .imp.meshes import build_mesh, finite_positions
 from .imp.progress import Progress
 from .imp.textures import TextureLoader
 from .morph.step import MORPH_STEP
@@ -71,6 +71,7 @@ def build_scene(
         targets_later=targets_later,
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
+    result.warnings.extend(finite_positions(scene, conv.scale))
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
     textures = TextureLoader(folder, options.files.texture_folders, images)
     materials = MaterialCache(textures)
@@ -167,7 +168,11 @@ def import_files(
         with rollback.transaction():
             for path in paths:
                 shown = os.fsdecode(path)  # bytes paths as str (undecodable bytes escaped)
-                document = read(shown, encoding=options.files.names_encoding)
+                files = options.files
+                document = read(
+                    shown, encoding=files.names_encoding, max_inflated=files.max_inflated,
+                    max_ratio=files.max_inflate_ratio,
+                )  # fmt: skip
                 if document.names_encoding != "utf-8":
                     name, encoding = printable(Path(shown).name), document.names_encoding
                     result.notes.append(f"{name}: names read as {encoding}")

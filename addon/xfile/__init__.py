@@ -12,10 +12,15 @@ UTF-8 when valid, else Shift-JIS when the bytes decode so and read as Japanese, 
 ``"utf-8"``, ``"shift_jis"`` or ``"cp1252"`` (``ENCODINGS``; ``ENCODING_CHOICES`` holds them
 as an import option's (identifier, label, description) items; report ``doc.names_encoding``).
 Anything else is a ``ValueError``.
+
+``max_inflated`` (bytes, default ``MAX_INFLATED``: 1 GiB) and ``max_ratio`` (default
+``MAX_RATIO``: 100, for files that decompress past 64 MiB) bound what a compressed (tzip/bzip)
+file may decompress to; a file declaring more is refused before it is decompressed.
 """
 
 from __future__ import annotations
 
+from .container.mszip import MAX_INFLATED, MAX_RATIO, InflateLimit
 from .document import Ragged, XDocument, XObject, XReference
 from .errors import XFileError
 from .reader import read_document  # at load: Blender compiles sources (no .pyc) on first use
@@ -25,6 +30,8 @@ from .views import scene_of
 __all__ = [
     "ENCODINGS",
     "ENCODING_CHOICES",
+    "MAX_INFLATED",
+    "MAX_RATIO",
     "Ragged",
     "XDocument",
     "XFileError",
@@ -36,7 +43,11 @@ __all__ = [
 
 
 def read(
-    source: str | bytes | bytearray | memoryview | object, *, encoding: str = "auto"
+    source: str | bytes | bytearray | memoryview | object,
+    *,
+    encoding: str = "auto",
+    max_inflated: int = MAX_INFLATED,
+    max_ratio: float = MAX_RATIO,
 ) -> XDocument:
     """Parse a .X file (a path, or the file's bytes) into a document; raises XFileError."""
-    return read_document(source, encoding)
+    return read_document(source, encoding, InflateLimit(max_inflated, max_ratio))

@@ -149,7 +149,7 @@ def _walk(items: list[XObject | XReference]) -> Iterator[XObject]:
     """The objects among ``items`` and all nested in them, depth first, in file order.
 
     A stack of list iterators (~50 bytes a level), not a generator per level (~270 bytes):
-    files nest objects 256 deep, and every read walks them.
+    files nest objects thousands deep, and every read walks them.
     """
     stack = [iter(items)]
     while stack:

@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 
 from .document import XObject, XReference
-from .errors import XFileError, printable
+from .errors import printable
 from .scan.tokens import EOF, GUID, NAME, NUMBERS, PUNCT, STRING, TEMPLATE, TokenSource, describe
 from .templates import FLOAT, INT, STR, Layout, MemberPlan, TemplateTable, parse_template
 from .values import ValueStream
 
-MAX_DEPTH = 256
+#: Levels of nesting a file may use: far past real rigs (a few dozen bones deep; a rope or
+#: tail of a few hundred), and what the exporter refuses to write past.
+MAX_DEPTH = 10_000
 # Distinct template names a file may declare. Real files declare the few dozen they use; a
 # declaration costs far more memory than its shortest spelling (``template a{}``), so the
 # bound keeps a file of nothing else within the reader's memory limit.
@@ -70,10 +72,57 @@ class Parser:
 
     # -- data objects ------------------------------------------------------------------------
     def parse_object(self, head: tuple, depth: int) -> XObject:
+        """The object ``head`` opens (at nesting ``depth``, 1 for a top-level one) with all
+        its children. Nested objects are kept on a list, not on Python's stack: a chain of
+        ``MAX_DEPTH`` levels costs a list entry a level, never a recursion error."""
+        tokens = self.tokens
+        obj, extra_reported = self._open(head, depth)
+        open_objects: list[tuple[XObject, bool]] = []  # the enclosing ones, outermost first
+        while True:
+            tok = tokens.next()
+            kind = tok[0]
+            if kind == PUNCT:
+                c = tok[1]
+                if c == "}":
+                    if not open_objects:
+                        return obj
+                    parent, extra_reported = open_objects.pop()
+                    parent.children.append(obj)
+                    obj = parent
+                    continue
+                if c == "{":
+                    obj.children.append(self.parse_reference(tok))
+                    continue
+                if c == ";" or c == ",":
+                    continue
+            elif kind == NAME:
+                open_objects.append((obj, extra_reported))
+                obj, extra_reported = self._open(tok, depth + len(open_objects))
+                continue
+            elif kind in (NUMBERS, STRING, GUID):
+                if not extra_reported:
+                    self.warn(f"{obj.template}: values beyond the template ignored", tok[2])
+                    extra_reported = True
+                continue
+            elif kind == EOF:
+                raise tokens.error(
+                    f"end of file inside {obj.template} {obj.name or ''} opened at "
+                    f"{obj.where}".replace("  ", " "),
+                    tok[2],
+                )
+            raise tokens.error(
+                f"expected a child object, a reference or '}}' in {obj.template}, found "
+                f"{describe(tok)}",
+                tok[2],
+            )
+
+    def _open(self, head: tuple, depth: int) -> tuple[XObject, bool]:
+        """An object's header and members, up to its children; and whether values beyond
+        its template were reported."""
         tokens = self.tokens
         tname = str(head[1])
         if depth > MAX_DEPTH:
-            raise tokens.error(f"objects nested deeper than {MAX_DEPTH} levels", head[2])
+            raise tokens.error(f"objects nested deeper than {MAX_DEPTH:,} levels", head[2])
         name = tokens.header_name()
         tokens.expect_punct("{", f"after {tname} {name or ''}".rstrip())
         place = tokens.place(head[2])
@@ -88,51 +137,9 @@ class Parser:
             members = {"_values": self._raw_values()}
         obj = XObject(tname, name, guid, members, [], place)
         left = stream.drain()
-        del stream  # its buffers must not stay alive through 256 levels of children
-        extra_reported = False
         if left:
             self.warn(f"{tname}: {left} value(s) beyond the template ignored", head[2])
-            extra_reported = True
-        children = obj.children
-        while True:
-            tok = tokens.next()
-            kind = tok[0]
-            if kind == PUNCT:
-                c = tok[1]
-                if c == "}":
-                    return obj
-                if c == "{":
-                    children.append(self.parse_reference(tok))
-                    continue
-                if c == ";" or c == ",":
-                    continue
-            elif kind == NAME:
-                try:
-                    child = self.parse_object(tok, depth + 1)
-                except XFileError as exc:
-                    # raised 256 levels down, an error would carry every level's frame in its
-                    # traceback (~400 bytes each, and the objects they built): dropped here,
-                    # level by level, as the error passes
-                    exc.__traceback__ = None
-                    raise
-                children.append(child)
-                continue
-            elif kind in (NUMBERS, STRING, GUID):
-                if not extra_reported:
-                    self.warn(f"{tname}: values beyond the template ignored", tok[2])
-                    extra_reported = True
-                continue
-            elif kind == EOF:
-                raise tokens.error(
-                    f"end of file inside {tname} {name or ''} opened at {obj.where}".replace(
-                        "  ", " "
-                    ),
-                    tok[2],
-                )
-            raise tokens.error(
-                f"expected a child object, a reference or '}}' in {tname}, found {describe(tok)}",
-                tok[2],
-            )
+        return obj, bool(left)
 
     def _unknown(self, tname: str, offset: int) -> None:
         if tname in self._warned_unknown:

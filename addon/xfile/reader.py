@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from .allocation import small_pages
 from .container.header import HEADER_SIZE, open_container
+from .container.mszip import InflateLimit
 from .container.source import read_file
 from .document import XDocument
 from .errors import XFileError
@@ -39,13 +40,15 @@ def load(source: object) -> tuple[bytes, str | None]:
     return read_file(path), path
 
 
-def read_document(source: object, encoding: str = "auto") -> XDocument:
+def read_document(
+    source: object, encoding: str = "auto", limit: InflateLimit | None = None
+) -> XDocument:
     decoder = NameDecoder(encoding)  # a bad encoding is the caller's ValueError, not the file's
     path = path_of(source)
     try:
         raw, path = load(source)
         with small_pages():
-            return parse_into_document(raw, path, decoder)
+            return parse_into_document(raw, path, decoder, limit=limit)
     except MemoryError:
         raise XFileError("not enough memory to read the file", path) from None
 
@@ -55,10 +58,11 @@ def parse_into_document(
     path: str | None,
     decoder: NameDecoder,
     watch: Callable[[TokenSource, Parser], None] | None = None,
+    limit: InflateLimit | None = None,
 ) -> XDocument:
     """The document of a file's bytes; ``watch`` (``strict.check``) sees the tokenizer and
-    the parser before the parse."""
-    container = open_container(raw, path)
+    the parser before the parse; ``limit`` bounds what an MSZIP file may decompress to."""
+    container = open_container(raw, path, limit)
     del raw
     tokens: TokenSource
     if container.binary:

@@ -111,10 +111,12 @@ def test_bad_syntax_places() -> None:
     assert "array member v has no dimension" in error_of(data)
 
 
-def test_nesting_10000_deep_is_an_error_not_a_crash() -> None:
-    data = HEAD + b"Frame a {\n" * 10000 + b"}\n" * 10000
+def test_nesting_past_10000_deep_is_an_error_not_a_crash() -> None:
+    data = HEAD + b"Frame a {\n" * 10001 + b"}\n" * 10001
     msg = error_of(data)
-    assert msg.startswith("<data>:258:1: objects nested deeper than 256 levels")
+    assert msg.startswith("<data>:10002:1: objects nested deeper than 10,000 levels")
+    data = HEAD + b"Frame a {\n" * 100_000  # and unclosed: the limit comes first
+    assert error_of(data).startswith("<data>:10002:1: objects nested deeper than 10,000")
 
 
 def test_end_of_file_inside_an_object() -> None:
@@ -177,3 +179,35 @@ def test_binary_places_are_packed_and_read_back() -> None:
     assert place_text(binary_place(1234, False)) == "byte 1234"
     assert place_text(binary_place(77, True)) == "byte 77 of the decompressed data"
     assert binary_place(5, False) < 0  # text places (line << shift | column) are >= 0
+
+
+@pytest.mark.parametrize("fmt", ["txt", "bin", "tzip", "bzip"])
+def test_a_5000_deep_chain_reads_views_writes_and_reads_back(fmt: str) -> None:
+    """Issue 34 item 6: a 255-level hierarchy (300 nested empties, a 300-bone chain) was
+    written and then refused on re-import ("deeper than 256 levels"). A chain of 5,000 frames
+    (five times Python's recursion limit), a mesh at its tip and a reference to the root:
+    read, viewed, written in each format and read back, on no Python stack per level."""
+    from addon.xfile.writer import write
+    from addon.xfile.writer.compare import document_differences
+
+    depth = 5000
+    step = b"FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0.5,0,1;; }\n"
+    data = HEAD + b"".join(b"Frame f%d {\n" % i for i in range(depth)) + step
+    data += b"Mesh tip { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; }\n{ f0 }\n" + b"}\n" * depth
+    doc = read(data)
+    again = read(write(doc, fmt))
+    assert document_differences(doc, again, 32) == []
+    for d in (doc, again):
+        scene = d.scene()
+        frame, levels = scene.frames[0], 1
+        while frame.children:
+            (frame,) = frame.children
+            levels += 1
+        assert levels == depth and frame.name == "f4999"
+        assert float(frame.matrix[3, 1]) == 0.5
+        assert [m.name for m in frame.meshes] == ["tip"]
+        assert len(scene.all_meshes()[0].positions) == 3
+        tip = d.objects[0]
+        for _ in range(depth - 1):
+            tip = tip.children[-1]
+        assert tip.children[-1].target is d.objects[0]  # the reference to the root resolved

@@ -153,3 +153,45 @@ def test_bad_headers(data: bytes, place: str, why: str) -> None:
 def test_header_line_may_carry_junk() -> None:
     data = b"xof 0303txt 0032 // written by an exporter\r\n" + TEXT_BODY
     check_quad(data)
+
+
+def _space_bomb(blocks: int) -> bytes:
+    """A tzip file of ``blocks`` 32 KiB blocks of spaces (an empty document once read), each
+    block the same ~50-byte DEFLATE stream: about 620x."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, -15)
+    payload = deflater.compress(b" " * 32768) + deflater.flush()
+    block = word(32768) + word(len(payload) + 2) + b"CK" + payload
+    return b"xof 0303tzip0032" + dword(16 + 32768 * blocks) + block * blocks
+
+
+def test_an_mszip_bomb_is_refused_before_it_is_decompressed() -> None:
+    """Issue 34 item 9: a 6.9 MB file of 32 KiB blocks of spaces, its header declaring
+    3.99 GiB, took 23 s and 8.4 GB to read. Refused from its declared size, at once."""
+    import time
+
+    bomb = _space_bomb(131_000)  # 131,000 x 32 KiB + 16 = 4,292,608,016 bytes: 3.99 GiB
+    assert 6.5e6 < len(bomb) < 7.5e6
+    start = time.perf_counter()
+    with pytest.raises(XFileError) as caught:
+        read(bomb)
+    assert time.perf_counter() - start < 1.0
+    message = str(caught.value)
+    assert message.startswith("<data>:byte 16 of the compressed file: declares 4,292,608,016 ")
+    assert f"x its {len(bomb):,} bytes" in message
+    assert "more than the limit of 1,073,741,824 bytes" in message
+    assert "'Max Decompressed Size' (read(..., max_inflated=N))" in message
+
+
+def test_the_ratio_limit_past_64_mib_and_raising_it() -> None:
+    bomb = _space_bomb(2100)  # 68,812,816 bytes from about 110 KB
+    ratio = (16 + 32768 * 2100) / len(bomb)
+    assert 500 < ratio < 700
+    limit = r"past 64 MiB a file may inflate to at most 100x its size; "
+    with pytest.raises(XFileError, match=limit + r".*'Max Compression Ratio' \(read\(\.\.\., "
+                       r"max_ratio=N\)\)"):  # fmt: skip
+        read(bomb)
+    assert read(bomb, max_ratio=1000).objects == []  # trusted: 68.8 MB of spaces read
+    with pytest.raises(XFileError, match="more than the limit of 68,812,815 bytes"):
+        read(bomb, max_ratio=1000, max_inflated=68_812_815)
+    small = _space_bomb(2)  # under 64 MiB any ratio passes (a file of zeros: 400x)
+    assert (16 + 65536) / len(small) > 500 and read(small).objects == []

@@ -266,13 +266,80 @@ def test_a_failed_rename_lets_go_of_the_old_file_and_keeps_it(
     assert _leftovers(tmp_path, "model.x") == []
 
 
-@pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="O_PATH is Linux's")
-def test_a_symlink_is_replaced_and_its_target_kept(tmp_path: Path) -> None:
-    # as before: the rename replaces the link itself (the descriptor is the link's own)
-    kept = tmp_path / "kept.x"
-    kept.write_bytes(b"kept")
-    link = tmp_path / "model.x"
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_symlink_is_written_through_and_stays_a_link(fmt: str, tmp_path: Path) -> None:
+    """Issue 34 item 5: an export to a symlink replaced the link with a file and left the
+    linked asset old. As Blender's OBJ exporter does, the linked file gets the new bytes (its
+    temporary file beside it, in its own folder) and the link stays."""
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    kept = assets / "kept.x"
+    write_file(kept, grid_doc(2), fmt)
+    kept.chmod(0o640)
+    work = tmp_path / "work"
+    work.mkdir()
+    link = work / "model.x"
     link.symlink_to(kept)
-    write_file(link, grid_doc(4), "txt")
-    assert not link.is_symlink() and kept.read_bytes() == b"kept"
-    assert read(link).objects[0].template == "Mesh"
+    write_file(link, grid_doc(4), fmt)
+    assert link.is_symlink() and os.readlink(link) == str(kept)
+    assert len(read(kept).scene().all_meshes()[0].positions) == 16  # 4 x 4, was 2 x 2
+    assert kept.stat().st_mode & 0o777 == 0o640
+    assert _leftovers(assets, "kept.x") == [] and _leftovers(work, "model.x") == []
+    chain = work / "chain.x"  # a link to a link: the final file
+    chain.symlink_to(link)
+    write_file(chain, grid_doc(3), fmt)
+    assert chain.is_symlink() and link.is_symlink()
+    assert len(read(kept).scene().all_meshes()[0].positions) == 9
+
+
+def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "model.x"
+    link.symlink_to(tmp_path / "made.x")
+    write_file(link, grid_doc(2))
+    assert link.is_symlink() and len(read(tmp_path / "made.x").scene().all_meshes()) == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_read_only_file_is_refused_and_kept(fmt: str, tmp_path: Path) -> None:
+    """Issue 34 item 5: an export over a read-only file replaced it (the rename needs only
+    the folder's permission; root passes every permission check, so the mode bits decide)."""
+    target = tmp_path / "model.x"
+    target.write_bytes(b"read-only asset")
+    target.chmod(0o444)
+    with pytest.raises(XFileError, match=r"model\.x: cannot write: the file is read-only"):
+        write_file(target, grid_doc(3), fmt)
+    assert target.read_bytes() == b"read-only asset"
+    assert target.stat().st_mode & 0o777 == 0o444
+    assert _leftovers(tmp_path, "model.x") == []
+    link = tmp_path / "link.x"  # through a link: the message names both
+    link.symlink_to(target)
+    with pytest.raises(XFileError, match=r"link\.x -> .*model\.x: cannot write: .*read-only"):
+        write_file(link, grid_doc(3), fmt)
+    assert target.read_bytes() == b"read-only asset" and link.is_symlink()
+
+
+def test_a_document_deeper_than_the_reader_reads_is_refused(tmp_path: Path) -> None:
+    """Issue 34 item 6: the writer wrote hierarchies the reader refused (255 levels and
+    more); now what it writes reads back, and past the reader's 10,000 levels it refuses."""
+    from addon.xfile.parser import MAX_DEPTH
+    from addon.xfile.writer import nesting_depth, write
+
+    assert MAX_DEPTH == 10_000
+    root = tip = xo.frame("f0", np.eye(4))  # its FrameTransformMatrix is one level deeper
+    for i in range(1, MAX_DEPTH - 1):
+        child = xo.frame(f"f{i}", np.eye(4))
+        tip.children.append(child)
+        tip = child
+    doc = xo.document([root])
+    assert nesting_depth(doc) == MAX_DEPTH  # 9,999 frames and the last one's matrix
+    target = tmp_path / "rope.x"
+    write_file(target, doc, "bin")
+    assert nesting_depth(read(target)) == MAX_DEPTH
+    tip.children.append(xo.frame("one_more", np.eye(4)))
+    for fmt in FORMATS:
+        with pytest.raises(XFileError, match=r"rope\.x: objects nested 10,001 levels deep: the "
+                           r"reader reads at most 10,000 .*Clear Parent"):  # fmt: skip
+            write_file(target, doc, fmt)
+    with pytest.raises(XFileError, match=r"^<data>: objects nested 10,001 levels deep"):
+        write(doc, "txt")
+    assert nesting_depth(read(target)) == MAX_DEPTH  # the file is as it was

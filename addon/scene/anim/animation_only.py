@@ -14,7 +14,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ...xfile.views.model import FrameData, SceneData
+from ...xfile.views.model import SceneData, depth_first
 from ..imp.context import ImportOptions
 from ..imp.options import AnimationOptions
 from ..rig.skeleton import SpaceConversion
@@ -35,15 +35,9 @@ class AnimationImport:
 def frame_locals(data: SceneData) -> dict[str, np.ndarray]:
     """Frame name -> its file matrix (first of a name)."""
     out: dict[str, np.ndarray] = {}
-
-    def visit(frame: FrameData) -> None:
+    for frame in depth_first(data.frames):
         if frame.name is not None:
             out.setdefault(frame.name, np.asarray(frame.matrix, dtype=np.float64))
-        for child in frame.children:
-            visit(child)
-
-    for top in data.frames:
-        visit(top)
     return out
 
 

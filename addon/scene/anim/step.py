@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
+from ...xfile.errors import printable
 from ...xfile.views.model import SceneData
 from ..imp.context import BuildStep
 from ..imp.options import AnimationOptions
@@ -76,7 +77,7 @@ def animation_only_hint(ctx: BuildContext) -> str:
     """What a file of animation sets and no mesh is, and where it belongs."""
     data = ctx.scene
     frames = {a.frame_name for s in data.animation_sets for a in s.animations if a.frame_name}
-    name = Path(ctx.filepath).name if ctx.filepath else "the file"
+    name = printable(Path(ctx.filepath).name) if ctx.filepath else "the file"
     return (
         f"{name} is an animation-only file ({len(data.animation_sets)} animation set(s) for "
         f"{len(frames)} frame(s), no mesh): to play it on a character, select the character's "

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 
 from ...xfile.allocation import small_pages
-from ...xfile.document import XObject
+from ...xfile.document import Ragged, XDocument, XObject
 from ...xfile.writer import objects as xo
-from ...xfile.writer import write_file
+from ...xfile.writer import writable_target, write_file
 from ..cloth import override as cloth_override
 from ..imp.progress import Progress
 from ..rig.armature import read_matrix
@@ -219,7 +220,9 @@ def _children(obj: bpy.types.Object, st: _State) -> list[bpy.types.Object]:
     return st.children.get(obj.as_pointer(), [])
 
 
-def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
+def _armature_frames(arm: bpy.types.Object, st: _State) -> _Steps:
+    """The bones' frames, each child object's frames in its bone's (a generator of
+    :func:`_emit_steps`: it yields a child object and is sent back its frames)."""
     data = arm.data
     assert isinstance(data, bpy.types.Armature)
     names = st.bone_names.setdefault(arm.as_pointer(), _bone_names(arm, st))
@@ -245,7 +248,7 @@ def _armature_frames(arm: bpy.types.Object, st: _State) -> list[XObject]:
             continue
         owner = child.parent_bone if child.parent is arm and child.parent_type == "BONE" else ""
         target = frames.get(owner) if owner else None
-        emitted = _emit(child, st)
+        emitted = yield child
         (target.children if target is not None else roots).extend(emitted)
     return roots
 
@@ -268,13 +271,36 @@ def _bone_frame_of_skin(
     return bones.get(str(frame))
 
 
+#: a step of the export of one object: it yields a child object and is sent that child's frames
+_Steps = Generator[bpy.types.Object, list[XObject], list[XObject]]
+
+
 def _emit(obj: bpy.types.Object, st: _State) -> list[XObject]:
-    """The frames (or top-level mesh) one object and its children become."""
+    """The frames (or top-level mesh) one object and its children become. A child is the
+    same steps pushed on a list, not a recursive call: a chain of thousands of nested
+    objects (a rope of empties) takes no Python stack per level."""
+    open_steps = [_emit_steps(obj, st)]
+    sent: list[XObject] | None = None
+    while True:
+        try:
+            child = open_steps[-1].send(sent)  # type: ignore[arg-type]
+        except StopIteration as done:
+            open_steps.pop()
+            if not open_steps:
+                return done.value
+            sent = done.value
+            continue
+        open_steps.append(_emit_steps(child, st))
+        sent = None
+
+
+def _emit_steps(obj: bpy.types.Object, st: _State) -> _Steps:
+    """:func:`_emit` for one object, its children's frames asked for by ``yield child``."""
     if st.progress is not None:
         st.progress.step(obj.name)
     local = _local(obj, st)
     if obj.type == "ARMATURE":
-        inner = _armature_frames(obj, st)
+        inner = yield from _armature_frames(obj, st)
         if obj.parent is None and np.allclose(local, np.eye(4), atol=1e-9):
             return inner
         st.result.frames += 1
@@ -283,7 +309,9 @@ def _emit(obj: bpy.types.Object, st: _State) -> list[XObject]:
         st.warn(f"{obj.name}: a {obj.type.lower()} cannot be written; kept as an empty frame")
     if obj.constraints:
         st.warn(f"{obj.name}: constraints are not written (the current transform is)")
-    kids = [f for c in _children(obj, st) for f in _emit(c, st)]
+    kids: list[XObject] = []
+    for child in _children(obj, st):
+        kids += yield child
     if obj.type == "MESH":
         mesh_obj = _mesh(obj, st)
         plain = obj.get("xof_frame") is None and obj.parent is None and not kids
@@ -367,6 +395,7 @@ def build_document(
             + "; the file holds only the header"
         )
     doc = xo.document(top)
+    result.warnings += non_finite_warnings(doc, options.float_bits)
     if options.legacy:
         doc.version = "0302"
     if loop:
@@ -376,6 +405,38 @@ def build_document(
     return doc, result
 
 
+def non_finite_warnings(doc: XDocument, float_bits: int) -> list[str]:
+    """One warning per object holding NaN or infinite values (or, in a 32-bit file, values
+    past float32's range, which become infinite): the writer spells them as D3DX does
+    (``1.#QNAN0``, ``1.#INF00``), and many readers refuse them or draw nothing."""
+    limit = float(np.finfo(np.float32).max) if float_bits == 32 else np.inf
+    out: list[str] = []
+    for obj in doc.walk():
+        count = 0
+        values: list[object] = [obj.members]
+        while values:
+            value = values.pop()
+            if isinstance(value, dict):
+                values.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                values.extend(value)
+            elif isinstance(value, Ragged):
+                values.append(value.flat)
+            elif isinstance(value, (np.ndarray, float, np.floating)):
+                arr = np.asarray(value)
+                if arr.dtype.kind == "f":
+                    with np.errstate(invalid="ignore"):
+                        count += int(np.count_nonzero(~(np.abs(arr) <= limit)))
+        if count:
+            name = f" {obj.name!r}" if obj.name else ""
+            out.append(
+                f"{obj.template}{name}: {count} value(s) not finite (NaN or infinite"
+                f"{', or past 32-bit floats' if float_bits == 32 else ''}), written as "
+                "1.#QNAN0 / 1.#INF00 as D3DX does: many readers refuse them"
+            )
+    return out
+
+
 def export_scene(
     filepath: str, options: ExportOptions | None = None, context: bpy.types.Context | None = None
 ) -> ExportResult:
@@ -383,6 +444,7 @@ def export_scene(
     options = options or ExportOptions()
     context = context or bpy.context
     folder = os.path.dirname(os.path.abspath(filepath))
+    writable_target(filepath)  # a read-only file is refused before the scene is read
     # binary: big fresh arrays without huge-page advice (with THP defrag=madvise each 2 MiB
     # fault may compact memory synchronously: about half of a binary export's CPU); text
     # formatting gathers across the arrays and is faster on huge pages

@@ -67,8 +67,10 @@ class FileSpace:
         if float(self.dtype.type(self.scale)) == self.scale:
             out /= self.dtype.type(self.scale)
             return out
-        # a scale that is no float32 (0.1): divided in float64, then rounded once
-        return (out.astype(np.float64) / self.scale).astype(self.dtype)
+        # a scale that is no float32 (0.1): divided in float64, then rounded once; a value
+        # past float32 becomes inf, which the exporter reports (``non_finite_warnings``)
+        with np.errstate(over="ignore"):
+            return (out.astype(np.float64) / self.scale).astype(self.dtype)
 
     def directions(self, vectors: np.ndarray, in_place: bool = False) -> np.ndarray:
         return self._mirrored(vectors, in_place)

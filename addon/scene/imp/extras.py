@@ -41,6 +41,9 @@ INTERPRETED_MESH_CHILDREN = frozenset(
 
 PROPERTY = "xof_extras"
 _MAX_VALUES = 32
+#: nested objects summarised below a kept one; deeper ones are counted, not kept (a file may
+#: nest 10,000 levels: JSON and a recursive summary would give up long before)
+MAX_NESTING = 32
 
 
 def _listed(values: np.ndarray) -> Any:
@@ -79,8 +82,9 @@ def summarize_value(value: Any) -> Any:
     return str(value)
 
 
-def summarize(obj: XObject | XReference) -> dict[str, Any]:
-    """One uninterpreted object (or reference) as a JSON-able dict."""
+def summarize(obj: XObject | XReference, depth: int = 0) -> dict[str, Any]:
+    """One uninterpreted object (or reference) as a JSON-able dict; past
+    :data:`MAX_NESTING` levels its children are only counted."""
     if isinstance(obj, XReference):
         return {"reference": obj.name or (str(obj.guid) if obj.guid else None)}
     out: dict[str, Any] = {"template": obj.template}
@@ -88,8 +92,11 @@ def summarize(obj: XObject | XReference) -> dict[str, Any]:
         out["name"] = obj.name
     if obj.members:
         out["members"] = {k: summarize_value(v) for k, v in obj.members.items()}
-    if obj.children:
-        out["children"] = [summarize(c) for c in obj.children]
+    if obj.children and depth >= MAX_NESTING:
+        nested = sum(1 for _ in obj.walk()) - 1  # walked on a list, at any depth
+        out["children not kept"] = f"{nested} nested object(s) past {MAX_NESTING} levels"
+    elif obj.children:
+        out["children"] = [summarize(c, depth + 1) for c in obj.children]
     return out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ...xfile.views.model import MaterialData, MeshData
+from ...xfile.views.model import MaterialData, MeshData, SceneData
 from .convert import Conversion
 from .faces import FacePlan, plan_faces
 from .normals import set_custom_normals
@@ -28,6 +28,43 @@ class MeshBuild:
     mesh: bpy.types.Mesh
     faces: FacePlan  # kept faces, and ``faces.per_loop`` / ``faces.loop_to_corner`` for corners
     warnings: list[str] = field(default_factory=list)
+
+
+#: the largest magnitude a Blender coordinate (float32) holds
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def finite_positions(scene: SceneData, scale: float = 1.0) -> list[str]:
+    """Vertex positions Blender cannot hold: NaN, infinite (``1.#QNAN0``, ``1.#INF00``,
+    ``1e400``) or past float32's range once scaled. Each is set to the mesh's origin, in a
+    copy (the document keeps the file's values), so the mesh, its shape keys, skin and cloth
+    all see the same point; one warning per mesh says how many, which, and what was done."""
+    warnings: list[str] = []
+    for mesh in scene.all_meshes():
+        positions = np.asarray(mesh.positions, dtype=np.float64)
+        if positions.ndim != 2 or not positions.size:
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok = np.isfinite(positions).all(axis=1)
+            ok &= (
+                np.abs(np.where(np.isfinite(positions), positions, 0.0)).max(axis=1) * abs(scale)
+                <= _FLOAT32_MAX
+            )
+        if ok.all():
+            continue
+        bad = np.flatnonzero(~ok)
+        fixed = positions.copy()
+        fixed[bad] = 0.0
+        mesh.positions = fixed
+        which = ", ".join(str(int(i)) for i in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        label = f"mesh {mesh.name!r}" if mesh.name else "an unnamed mesh"
+        if mesh.source is not None and mesh.source.where:
+            label += f" (at {mesh.source.where})"
+        warnings.append(
+            f"{label}: {len(bad)} vertex position(s) not finite (NaN, infinite or too large "
+            f"for Blender): set to the mesh's origin (vertex {which})"
+        )
+    return warnings
 
 
 def _set_attr(

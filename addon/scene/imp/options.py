@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from ...xfile import MAX_INFLATED, MAX_RATIO
 from ..anim.key_sampling import DEFAULT_MAX_STEP
 from ..morph.phonemes import DEFAULT_PHONEME_TARGETS
 from .convert import Conversion
@@ -28,6 +29,9 @@ class FileOptions:
     names_encoding: str = "auto"
     # more folders to take textures from; else only the .x file's folder tree is searched
     texture_folders: tuple[str, ...] = ()
+    # what a compressed file may decompress to: bytes, and (past 64 MiB) times its own size
+    max_inflated: int = MAX_INFLATED
+    max_inflate_ratio: float = MAX_RATIO
 
 
 @dataclass

@@ -7,8 +7,10 @@ export can write it back.
 
 A file names its textures, so a hostile file could name any file on the machine (and Pack
 Resources would then embed it in a .blend the user shares). Textures are only taken from
-inside the .x file's folder tree and the folders the user names, and only when the file's
-first bytes are those of an image; everything else is refused with a warning naming it.
+inside the .x file's folder tree, its sibling folders (the usual game layout, ``models/`` and
+``textures/`` side by side) and the folders the user names, and only when the file's first
+bytes are those of an image; a file found anywhere else is refused with a warning naming it
+and why, never reported as not found.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 from pathlib import Path
 
 import bpy
+
+from ...xfile.errors import shown_path
 
 #: sub-folders (relative to the .x file's folder) searched after the folder itself
 SEARCH_SUBFOLDERS: tuple[str, ...] = (
@@ -129,16 +133,67 @@ def find_texture(
     return locate_texture(written, x_file_dir, folders)[0]
 
 
+def _sibling_parent(model_root: Path | None) -> Path | None:
+    """The folder whose sub-folders are the model folder's siblings (``models/a.x`` using
+    ``../textures/a.png``); None when that is a file system's root (a model in ``/tmp``
+    would make every top-level folder a sibling)."""
+    if model_root is None:
+        return None
+    parent = model_root.parent
+    return None if parent == model_root or parent.parent == parent else parent
+
+
+def _in_sibling(path: Path, parent: Path | None) -> bool:
+    """Whether ``path`` (links resolved) lies inside a sub-folder of ``parent``."""
+    if parent is None:
+        return False
+    try:
+        return len(path.resolve().relative_to(parent).parts) >= 2
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _follow(folder: Path, parts: list[str]) -> Path | None:
+    """``folder`` + ``parts`` with ``..`` going up and names matched case-insensitively: the
+    file a relative path names, or None when there is none."""
+    current = folder
+    for part in parts:
+        if part == "..":
+            current = current.parent
+            continue
+        found = _find_entry(current, part)
+        if found is None:
+            return None
+        current = found
+    return current if _probe(current, "is_file") else None
+
+
+def _not_an_image(path: Path) -> str | None:
+    """Why ``path`` is not taken as an image (None when it is one)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if not is_image_file(path):
+        return "not an image file (its first bytes are no image format Blender reads)"
+    return None
+
+
 def locate_texture(
     written: str, x_file_dir: str | Path | None, folders: tuple[str | Path, ...] = ()
 ) -> tuple[Path | None, str | None]:
     """``(path, refusal)`` for the texture named ``written``.
 
-    Searched, case-insensitively: the .x file's folder and each of ``folders`` (the user's
-    texture folders), with :data:`SEARCH_SUBFOLDERS` of each; in each, the path as written,
-    then its shorter tails (``a/b/c.png`` -> ``b/c.png`` -> ``c.png``). A path as written that
-    exists but lies outside those folders, or a match that is not an image file, is refused:
-    ``refusal`` says why (None when nothing was refused).
+    Taken from: the .x file's folder tree, the sub-folders of its parent folder (the model
+    folder's siblings: ``models/a.x`` using ``../textures/a.png``; not when that parent is a
+    file system's root) and each of ``folders`` (the user's texture folders). Searched,
+    case-insensitively: the path as written (an absolute one, or a relative one from the .x
+    file's folder, ``..`` included); then in the .x file's folder and each of ``folders``,
+    with :data:`SEARCH_SUBFOLDERS` of each and of the .x file's parent folder, the path as
+    written and its shorter tails (``a/b/c.png`` -> ``b/c.png`` -> ``c.png``). A file found
+    outside those folders (a link out of them too), or that is not an image by its first
+    bytes, is refused: ``refusal`` says which file and why (None when nothing was refused).
     """
     parts = _split_written_path(written)
     if not parts:
@@ -151,28 +206,57 @@ def locate_texture(
             roots.append(base.resolve())
         except (OSError, RuntimeError):
             continue
+    siblings = _sibling_parent(roots[0] if x_file_dir is not None and roots else None)
+    where = "the model's folder, its sibling folders" if siblings else "the model's folder"
     refusal: str | None = None
+
+    def take(found: Path, linked: bool) -> bool:
+        """Whether ``found`` may be used; else ``refusal`` says why."""
+        nonlocal refusal
+        if not (_inside(found, roots) or _in_sibling(found, siblings)):
+            how = "it links outside" if linked else "outside"
+            refusal = f"refused {shown_path(found)}: {how} {where} and the texture folders"
+            return False
+        why = _not_an_image(found)
+        if why is not None:
+            refusal = f"refused {shown_path(found)}: {why}"
+            return False
+        return True
+
     raw = Path(written)
-    if raw.is_absolute() and _probe(raw, "is_file") and not _inside(raw, roots):
-        refusal = f"refused {raw}: outside the model's folder and the texture folders"
+    if raw.is_absolute():
+        if _probe(raw, "is_file") and take(raw, False):
+            return raw, None
+    elif ".." in parts and x_file_dir is not None:
+        found = _follow(Path(x_file_dir), parts)
+        # a path that climbs out is refused as outside; a link is judged by where it leads
+        lexical = found is not None and _inside_lexically(found, roots, siblings)
+        if found is not None and take(found, lexical):
+            return found, None
     search: list[Path] = []
-    for base in bases:
-        for sub in ("", *SEARCH_SUBFOLDERS):
-            folder = _find_folder(base, sub)
-            if folder is not None and folder not in search:
-                search.append(folder)
+    subs = [(base, sub) for base in bases[:1] for sub in ("", *SEARCH_SUBFOLDERS)]
+    if siblings is not None:
+        subs += [(bases[0], f"../{sub}") for sub in SEARCH_SUBFOLDERS]
+    subs += [(base, sub) for base in bases[1:] for sub in ("", *SEARCH_SUBFOLDERS)]
+    for base, sub in subs:
+        folder = _find_folder(base, sub)
+        if folder is not None and folder not in search:
+            search.append(folder)
     for i in range(len(parts)):  # a/b/c.png, then b/c.png, then c.png
         for folder in search:
             found = _find_relative(folder, parts[i:])
-            if found is None:
-                continue
-            if not _inside(found, roots):
-                refusal = f"refused {found}: it links outside the model's folder"
-            elif not is_image_file(found):
-                refusal = f"refused {found}: not an image file"
-            else:
+            if found is not None and take(found, True):
                 return found, None
     return None, refusal
+
+
+def _inside_lexically(path: Path, roots: list[Path], siblings: Path | None) -> bool:
+    """Whether ``path``, its links not followed, names a place in ``roots`` or a sibling
+    folder (so a refusal of it says that it links out, not that it lies out)."""
+    absolute = Path(os.path.abspath(path))
+    if any(absolute == r or r in absolute.parents for r in roots):
+        return True
+    return siblings is not None and siblings in absolute.parents and absolute.parent != siblings
 
 
 def _find_folder(base: Path, sub: str) -> Path | None:
@@ -218,7 +302,7 @@ class TextureLoader:
             try:
                 image = bpy.data.images.load(str(path), check_existing=False)
             except RuntimeError as exc:
-                self.warnings.append(f"texture {written!r}: cannot load {path}: {exc}")
+                self.warnings.append(f"texture {written!r}: cannot load {shown_path(path)}: {exc}")
         elif refusal is not None:
             self.warnings.append(f"texture {written!r}: {refusal} (placeholder image used)")
         else:

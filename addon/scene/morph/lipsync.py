@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
+from ...xfile.errors import printable
 from . import actions as morph_actions
 from .phonemes import parse_map, phoneme_curves, read_sequence
 
@@ -62,7 +63,7 @@ def import_lipsync(ctx: BuildContext) -> None:
         try:
             keys = read_sequence(obj.members)
         except ValueError as exc:
-            where = ":".join(p for p in (Path(ctx.filepath or "").name, obj.where) if p)
+            where = ":".join(p for p in (printable(Path(ctx.filepath or "").name), obj.where) if p)
             ctx.warn(f"{where}: {exc}")
             continue
         name = obj.name or ("LipSync" if number == 0 else f"LipSync.{number:03d}")

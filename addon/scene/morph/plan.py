@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...xfile.views.model import MeshData, MorphSetData, SceneData
+from ...xfile.views.model import MeshData, MorphSetData, SceneData, depth_first
 
 # Frames between two keys written at the same millisecond: the file's blend steps there.
 STEP_EPSILON_FRAMES = 1e-3
@@ -70,16 +70,10 @@ def meshes_by_name(scene: SceneData) -> dict[str, MeshData]:
         if mesh.name and mesh.name not in found:
             found[mesh.name] = mesh
 
-    def visit(frame: object) -> None:
-        meshes = getattr(frame, "meshes", [])
-        name = getattr(frame, "name", None)
+    for frame in depth_first(scene.frames):
+        meshes, name = frame.meshes, frame.name
         if name and len(meshes) == 1 and name not in found:
             found[name] = meshes[0]
-        for child in getattr(frame, "children", []):
-            visit(child)
-
-    for frame in scene.frames:
-        visit(frame)
     return found
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ...xfile.views.model import FrameData, MeshData, SceneData
+from ...xfile.views.model import MeshData, SceneData, depth_first
 from .shape_keys import add_shape_key, ensure_basis, file_to_blender_positions, unique_block_name
 
 
@@ -25,16 +25,10 @@ def named_meshes(data: SceneData, fallback: str) -> list[tuple[str, MeshData]]:
     Several unnamed meshes under the fallback get ``fallback``, ``fallback.1``...
     """
     frame_of: dict[int, str] = {}
-
-    def visit(frame: FrameData) -> None:
+    for frame in depth_first(data.frames):
         for mesh in frame.meshes:
             if frame.name:
                 frame_of[id(mesh)] = frame.name
-        for child in frame.children:
-            visit(child)
-
-    for frame in data.frames:
-        visit(frame)
     out: list[tuple[str, MeshData]] = []
     unnamed = 0
     for mesh in data.all_meshes():

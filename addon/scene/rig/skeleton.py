@@ -81,8 +81,9 @@ class SkeletonPlan:
 def flatten_frames(scene: SceneData) -> list[FrameNode]:
     """Every frame, parents before children, in file order."""
     nodes: list[FrameNode] = []
-
-    def visit(frame: FrameData, parent: int) -> None:
+    todo = [(top, -1) for top in reversed(scene.frames)]  # on a list: chains of any depth
+    while todo:
+        frame, parent = todo.pop()
         local = np.asarray(frame.matrix, float)
         if not np.isfinite(local).all():  # as the hierarchy builder does (it warns)
             local = np.eye(4)
@@ -90,11 +91,7 @@ def flatten_frames(scene: SceneData) -> list[FrameNode]:
         nodes.append(node)
         if parent >= 0:
             nodes[parent].children.append(node.index)
-        for child in frame.children:
-            visit(child, node.index)
-
-    for top in scene.frames:
-        visit(top, -1)
+        todo.extend((child, node.index) for child in reversed(frame.children))
     return nodes
 
 

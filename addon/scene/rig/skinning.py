@@ -188,6 +188,12 @@ def attach_to_bones(
         for k, b in enumerate(plan.bones)
         if plan.frames[b.frame].data in frame_objects
     }
+    # each empty's children, from one pass (``Object.children`` scans every object: a chain
+    # of 5,000 bone frames asked it 5,000 times)
+    children: dict[bpy.types.Object, list[bpy.types.Object]] = {}
+    for child in bpy.data.objects:
+        if child.parent in bone_objects:
+            children.setdefault(child.parent, []).append(child)
     removed: list[bpy.types.Object] = []
     for obj, k in bone_objects.items():
         bone = plan.bones[k]
@@ -196,7 +202,7 @@ def attach_to_bones(
                 _attach(obj, armature, bone.name, inverses[k])
                 obj.matrix_basis.identity()
             continue
-        for child in list(obj.children):
+        for child in children.get(obj, []):
             if child in bone_objects or child in skinned:
                 continue
             _attach(child, armature, bone.name, inverses[k])

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
+from ...xfile.errors import printable
 from ..imp.context import BuildStep
 from .armature import BuiltArmature, Rig, bone_basis, build_armature, pose_bones
 from .skeleton import SkeletonPlan, convert_matrices, plan_skeleton
@@ -51,7 +52,8 @@ def build_rig(ctx: BuildContext) -> None:
     ctx.rig = Rig(plan, None, set())
     if not plan.bones:
         return
-    name = Path(ctx.filepath).stem if ctx.filepath else "Armature"
+    # named after the file; undecodable bytes of its name as \xNN (a Blender name is UTF-8)
+    name = printable(Path(ctx.filepath).stem) if ctx.filepath else "Armature"
     armature = build_armature(plan, name, ctx.collection)
     ctx.add_root(armature.obj)
     show_file_pose(plan, armature, ctx.conversion)
@@ -62,8 +64,8 @@ def build_rig(ctx: BuildContext) -> None:
             skinned.add(obj)
     doomed = attach_to_bones(plan, armature, ctx.frame_objects, skinned)
     ctx.forget(*doomed)
-    for obj in doomed:
-        bpy.data.objects.remove(obj)
+    if doomed:  # at once: one by one, each removal walks every object (5,000 bones: 130 s)
+        bpy.data.batch_remove(ids=list(doomed))
     ctx.rig = Rig(plan, armature, skinned)
 
 

@@ -25,7 +25,11 @@ class Container:
         return self.format in ("bin", "bzip")
 
 
-def open_container(raw: bytes, path: str | None) -> Container:
+def open_container(
+    raw: bytes, path: str | None, limit: mszip.InflateLimit | None = None
+) -> Container:
+    """The header's facts and the data after it, decompressed (within ``limit``)."""
+
     def fail(message: str, offset: int) -> XFileError:
         return XFileError(message, path, f"byte {offset}")
 
@@ -45,5 +49,5 @@ def open_container(raw: bytes, path: str | None) -> Container:
     compressed = fmt in ("tzip", "bzip")
     data = raw
     if compressed:
-        data = bytes(raw[:HEADER_SIZE]) + mszip.decompress(data, HEADER_SIZE, path)
+        data = bytes(raw[:HEADER_SIZE]) + mszip.decompress(data, HEADER_SIZE, path, limit)
     return Container(fmt, version.decode("ascii"), float_bits, data, compressed)

@@ -7,6 +7,7 @@ the file's: cloth masses, springs, skin weights and morph targets index it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,12 +126,17 @@ class SceneData:
     def all_meshes(self) -> list[MeshData]:
         """Every mesh, inside frames or not, in file order of their frames."""
         out: list[MeshData] = list(self.meshes)
-
-        def visit(frame: FrameData) -> None:
+        for frame in depth_first(self.frames):
             out.extend(frame.meshes)
-            for child in frame.children:
-                visit(child)
-
-        for frame in self.frames:
-            visit(frame)
         return out
+
+
+def depth_first(frames: Iterable[FrameData]) -> Iterator[FrameData]:
+    """``frames`` and every frame under them, each parent before its children, in file order
+    (a recursive walk's order). The open frames wait on a list, not on Python's stack: a
+    chain as deep as the reader reads is walked as a flat one is."""
+    todo = list(frames)[::-1]
+    while todo:
+        frame = todo.pop()
+        yield frame
+        todo.extend(reversed(frame.children))

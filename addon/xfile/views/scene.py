@@ -28,7 +28,7 @@ class _Builder:
 
     def kind(self, template: str) -> str:
         """A template name folded to lower case, one string per name: not one per object
-        (held through 256 levels of nested frames), nor a long name's scratch (``names``)."""
+        (held through thousands of nested frames), nor a long name's scratch (``names``)."""
         kind = self._kinds.get(template)
         if kind is None:
             kind = self._kinds[template] = fold(template)
@@ -47,34 +47,47 @@ class _Builder:
         self.order.append(("mesh", data))
         return data
 
-    def frame(self, obj: XObject) -> FrameData:
+    def frame(self, root: XObject) -> FrameData:
         """A frame and its subtree. A frame already built (reached again through a reference,
-        or a reference cycle) is not built twice: that keeps the work linear in the file."""
-        self.frames_built.add(obj)
-        data = FrameData(obj.name, np.eye(4), source=obj)
-        for item in obj.children:  # obj.objects() inlined: no generator per nesting level
-            child = item.target if isinstance(item, XReference) else item
-            if child is None:
-                continue
-            kind = self.kind(child.template)
-            if kind == "frame" and child in self.frames_built:
-                self.warnings.append(f"{obj.where}: Frame {child.name or ''} referenced again: "
-                                     "ignored there")  # fmt: skip
-                continue
-            if kind == "frametransformmatrix":
-                try:
-                    data.matrix = matrix16(member(child, 0, "frameMatrix"))
-                except DATA_ERRORS as exc:
-                    self.warnings.append(f"{child.where}: FrameTransformMatrix ignored: {exc}")
-            elif kind == "frame":
-                data.children.append(self.frame(child))
-            elif kind == "mesh":
-                mesh = self.mesh(child)
-                if mesh is not None:
-                    data.meshes.append(mesh)
+        or a reference cycle) is not built twice: that keeps the work linear in the file.
+        Nested frames wait on a list, not on Python's stack (chains as deep as the reader
+        reads)."""
+        self.frames_built.add(root)
+        top = FrameData(root.name, np.eye(4), source=root)
+        # the open frames, outermost first, each with the rest of its children: the walk of
+        # the recursive version, in the same order
+        todo = [(root, top, iter(root.children))]
+        while todo:
+            obj, data, items = todo[-1]
+            for item in items:  # obj.objects() inlined: no generator per level
+                child = item.target if isinstance(item, XReference) else item
+                if child is None:
+                    continue
+                kind = self.kind(child.template)
+                if kind == "frame" and child in self.frames_built:
+                    self.warnings.append(f"{obj.where}: Frame {child.name or ''} referenced "
+                                         "again: ignored there")  # fmt: skip
+                    continue
+                if kind == "frametransformmatrix":
+                    try:
+                        data.matrix = matrix16(member(child, 0, "frameMatrix"))
+                    except DATA_ERRORS as exc:
+                        self.warnings.append(f"{child.where}: FrameTransformMatrix ignored: {exc}")
+                elif kind == "frame":
+                    self.frames_built.add(child)
+                    sub = FrameData(child.name, np.eye(4), source=child)
+                    data.children.append(sub)
+                    todo.append((child, sub, iter(child.children)))
+                    break
+                elif kind == "mesh":
+                    mesh = self.mesh(child)
+                    if mesh is not None:
+                        data.meshes.append(mesh)
+                else:
+                    data.extras.append(child)
             else:
-                data.extras.append(child)
-        return data
+                todo.pop()
+        return top
 
 
 def scene_data(doc: XDocument) -> SceneData:

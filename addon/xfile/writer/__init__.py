@@ -18,8 +18,9 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable
 
-from ..document import XDocument
+from ..document import XDocument, XObject
 from ..errors import XFileError
+from ..parser import MAX_DEPTH
 from .binary_encoder import binary_parts, encode_binary
 from .mszip_writer import compress
 from .pieces import Piece, piece_bytes, spelled_ahead
@@ -28,7 +29,7 @@ from .text_encoder import encode_text, text_parts
 
 FORMATS = ("txt", "bin", "tzip", "bzip")
 
-__all__ = ["FORMATS", "header", "write", "write_file"]
+__all__ = ["FORMATS", "header", "nesting_depth", "writable_target", "write", "write_file"]
 
 
 def header(fmt: str, float_bits: int, version: str = "0303") -> bytes:
@@ -41,8 +42,27 @@ def header(fmt: str, float_bits: int, version: str = "0303") -> bytes:
     return f"xof {version}{name}{float_bits:04d}".encode("ascii")
 
 
+def nesting_depth(doc: XDocument) -> int:
+    """Levels of nested objects in ``doc``, as the reader counts them (a top-level one: 1)."""
+    deepest = 0
+    todo = [(obj, 1) for obj in doc.objects if isinstance(obj, XObject)]
+    while todo:
+        obj, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo.extend((c, depth + 1) for c in obj.children if isinstance(c, XObject))
+    return deepest
+
+
 def _choices(doc: XDocument, fmt: str | None, float_bits: int | None) -> tuple[str, int, bytes]:
-    """Format, float size (the document's own unless given) and the header they make."""
+    """Format, float size (the document's own unless given) and the header they make; a
+    document nested deeper than the reader reads is refused (what is written reads back)."""
+    depth = nesting_depth(doc)
+    if depth > MAX_DEPTH:
+        raise XFileError(
+            f"objects nested {depth:,} levels deep: the reader reads at most {MAX_DEPTH:,} "
+            "(a hierarchy of frames, bones and the mesh data inside them); flatten the "
+            "hierarchy (Clear Parent) to export it"
+        )
     fmt = fmt or doc.format or "txt"
     bits = float_bits or doc.float_bits or 32
     version = doc.version if doc.version in ("0302", "0303") else "0303"
@@ -80,7 +100,10 @@ def write_file(
     a failed write (a full disk, a lost folder) leaves the previous file as it was; the
     error is an :class:`XFileError` that names the path and the cause.
     """
-    fmt, bits, head = _choices(doc, fmt, float_bits)
+    try:
+        fmt, bits, head = _choices(doc, fmt, float_bits)
+    except XFileError as exc:
+        raise exc.located(os.fspath(path)) from None
     parts: list[Piece]
     if fmt == "txt":  # the pieces go to the file as they are: 100 MB are not joined first
         with spelled_ahead(THREADS):  # and each is written while the next ones are spelled
@@ -120,15 +143,20 @@ _start_write_out = _write_out()
 def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
     """Write ``parts`` (bytes-like, or futures of them) to a temporary file beside ``path``,
     then rename it over ``path``; returns the bytes written. On any failure the temporary file
-    is removed and ``path`` is untouched."""
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
+    is removed and ``path`` is untouched.
+
+    A symlink is written through: the file it points to is replaced (its temporary file beside
+    it) and the link stays, as Blender's own exporters do. A read-only file is refused, though
+    the rename would need only the folder's permission."""
+    given = os.fspath(path)
+    target = writable_target(given)
+    folder = os.path.dirname(target)
     try:
         fd, temporary = tempfile.mkstemp(
             prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder
         )
     except OSError as exc:
-        raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+        raise XFileError(f"cannot write: {_cause(exc)}", given) from exc
     written = 0
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -151,9 +179,32 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(exc, OSError):
-            raise XFileError(f"cannot write: {_cause(exc)}", target) from exc
+            raise XFileError(f"cannot write: {_cause(exc)}", given) from exc
         raise
     return written
+
+
+def writable_target(path: str | os.PathLike[str]) -> str:
+    """The absolute path a write to ``path`` replaces: a symlink's final target (the link
+    stays and the linked file gets the new bytes). Raises :class:`XFileError` naming ``path``
+    when that file exists and is read-only (no write permission bit, or none for this user):
+    replacing it by a rename would need only the folder's permission."""
+    given = os.fspath(path)
+    target = os.path.realpath(given)
+    try:
+        st = os.stat(target)
+    except OSError:
+        return target  # nothing there yet (or a dangling link): the write creates it
+    if stat.S_ISREG(st.st_mode) and (
+        not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+        or not os.access(target, os.W_OK)
+    ):
+        shown = given if target == os.path.abspath(given) else f"{given} -> {target}"
+        raise XFileError(
+            "cannot write: the file is read-only; make it writable or export to another name",
+            shown,
+        )
+    return target
 
 
 def _hold(target: str) -> int | None:

@@ -170,29 +170,36 @@ class BinaryEncoder:
             for a, b in itertools.pairwise(bounds):
                 self.out.numbers(row[a:b], kinds[a])
 
-    def obj(self, obj: XObject) -> None:
+    def obj(self, root: XObject) -> None:
+        """``root`` and its subtree; nested objects wait on a list, not on Python's stack (a
+        chain as deep as the reader reads)."""
         out = self.out
-        out.name(obj.template)
-        if obj.name:
-            out.name(obj.name)
-        out.punct("{")
-        if obj.guid is not None:
-            out.guid(obj.guid)
-        layout = self.table.layout(obj.template)
-        if layout is not None:
-            self.members(layout, obj.members, obj.where or obj.template)
-        else:
-            for value in obj.members.get("_values", []):
-                if isinstance(value, str):
-                    out.string(value)
-                else:
-                    out.numbers(value, False)
-        for child in obj.children:
-            if isinstance(child, XReference):
-                self.reference(child)
+        todo: list[XObject | XReference | None] = [root]  # None: close the innermost open
+        while todo:
+            obj = todo.pop()
+            if obj is None:
+                out.punct("}")
+                continue
+            if isinstance(obj, XReference):
+                self.reference(obj)
+                continue
+            out.name(obj.template)
+            if obj.name:
+                out.name(obj.name)
+            out.punct("{")
+            if obj.guid is not None:
+                out.guid(obj.guid)
+            layout = self.table.layout(obj.template)
+            if layout is not None:
+                self.members(layout, obj.members, obj.where or obj.template)
             else:
-                self.obj(child)
-        out.punct("}")
+                for value in obj.members.get("_values", []):
+                    if isinstance(value, str):
+                        out.string(value)
+                    else:
+                        out.numbers(value, False)
+            todo.append(None)
+            todo.extend(reversed(obj.children))
 
     def reference(self, ref: XReference) -> None:
         self.out.punct("{")

@@ -63,29 +63,48 @@ def value_differences(a: Any, b: Any, where: str, float_bits: int, out: list[str
         out.append(f"{where}: {a!r} / {b!r}")
 
 
-def _child_differences(
-    a: XObject | XReference, b: XObject | XReference, where: str, bits: int, out: list[str]
-) -> None:
-    if isinstance(a, XReference) or isinstance(b, XReference):
-        if not (isinstance(a, XReference) and isinstance(b, XReference)):
-            out.append(f"{where}: reference vs object")
-        elif (a.name, a.guid) != (b.name, b.guid):
-            out.append(f"{where}: reference {a.name} / {b.name}")
-        return
-    object_differences(a, b, where, bits, out)
+def _label(obj: XObject) -> str:
+    return f"{obj.template}{'(' + obj.name + ')' if obj.name else ''}"
 
 
 def object_differences(a: XObject, b: XObject, where: str, bits: int, out: list[str]) -> None:
-    here = f"{where}/{a.template}{'(' + a.name + ')' if a.name else ''}"
-    if (a.template, a.name, a.guid) != (b.template, b.name, b.guid):
-        out.append(f"{here}: {b.template} {b.name} {b.guid} on the other side")
-        return
-    value_differences(a.members, b.members, here, bits, out)
-    if len(a.children) != len(b.children):
-        out.append(f"{here}: {len(a.children)} / {len(b.children)} children")
-        return
-    for x, y in zip(a.children, b.children, strict=True):
-        _child_differences(x, y, here, bits, out)
+    """Where two objects' subtrees differ. Pairs of children wait on a list, not on Python's
+    stack, each with its parent's entry: a place is spelled out only for a difference (a chain
+    of 5,000 levels would otherwise build a path per level)."""
+    # (a, b, index of the parent pair's entry or -1); entries stay for their paths
+    pairs: list[tuple[XObject | XReference, XObject | XReference, int]] = [(a, b, -1)]
+    todo = [0]
+
+    def place(index: int) -> str:
+        parts = []
+        while index >= 0:
+            x, _, index = pairs[index]
+            parts.append(_label(x) if isinstance(x, XObject) else "reference")
+        return where + "".join("/" + p for p in reversed(parts))
+
+    while todo:
+        index = todo.pop()
+        x, y, parent = pairs[index]
+        if isinstance(x, XReference) or isinstance(y, XReference):
+            if not (isinstance(x, XReference) and isinstance(y, XReference)):
+                out.append(f"{place(parent)}: reference vs object")
+            elif (x.name, x.guid) != (y.name, y.guid):
+                out.append(f"{place(parent)}: reference {x.name} / {y.name}")
+            continue
+        if (x.template, x.name, x.guid) != (y.template, y.name, y.guid):
+            out.append(f"{place(index)}: {y.template} {y.name} {y.guid} on the other side")
+            continue
+        found = len(out)
+        value_differences(x.members, y.members, "\0", bits, out)  # the place filled in below
+        if len(out) > found:
+            here = place(index)
+            out[found:] = [m.replace("\0", here, 1) for m in out[found:]]
+        if len(x.children) != len(y.children):
+            out.append(f"{place(index)}: {len(x.children)} / {len(y.children)} children")
+            continue
+        first = len(pairs)
+        pairs.extend((c, d, index) for c, d in zip(x.children, y.children, strict=True))
+        todo.extend(range(len(pairs) - 1, first - 1, -1))
 
 
 def document_differences(a: XDocument, b: XDocument, float_bits: int = 64) -> list[str]:
@@ -95,5 +114,10 @@ def document_differences(a: XDocument, b: XDocument, float_bits: int = 64) -> li
         out.append(f"{len(a.objects)} / {len(b.objects)} top-level objects")
         return out
     for x, y in zip(a.objects, b.objects, strict=True):
-        _child_differences(x, y, "", float_bits, out)
+        if isinstance(x, XObject) and isinstance(y, XObject):
+            object_differences(x, y, "", float_bits, out)
+        elif not (isinstance(x, XReference) and isinstance(y, XReference)):
+            out.append(": reference vs object")
+        elif (x.name, x.guid) != (y.name, y.guid):
+            out.append(f": reference {x.name} / {y.name}")
     return out

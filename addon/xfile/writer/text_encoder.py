@@ -22,6 +22,8 @@ from .text_numbers import FLOAT_SPEC, float_text, format_list, format_ragged, fo
 
 #: ``,`` between floats is followed by a space: some readers take ``1,0`` for the decimal ``1.0``
 FLOAT_COMMA = ", "
+#: nesting levels indented (one space each); deeper objects stay at this indent
+MAX_INDENT = 64
 
 
 def quote(text: str) -> str:
@@ -155,26 +157,36 @@ class TextEncoder:
         return b"\n".join(parts)
 
     # -- objects -------------------------------------------------------------------------
-    def obj(self, obj: XObject, depth: int, out: list[Piece]) -> None:
-        pad = " " * depth
-        head = f"{pad}{obj.template} {obj.name} {{\n" if obj.name else f"{pad}{obj.template} {{\n"
-        out.append(head.encode())
-        if obj.guid is not None:
-            out.append(f"{pad} {guid_text(obj.guid)}\n".encode())
-        layout = self.table.layout(obj.template)
-        if layout is not None:
-            body = self.member_parts(layout, obj.members, obj.where or obj.template)
-        else:
-            body = [self.raw_values(list(obj.members.get("_values", [])))]
-        if any(body):
-            out.extend(body)
-            out.append(b"\n")
-        for child in obj.children:
-            if isinstance(child, XReference):
-                out.append(f"{pad} {reference_text(child)}\n".encode())
+    def obj(self, root: XObject, depth: int, out: list[Piece]) -> None:
+        """``root`` and its subtree, indented one space a level up to ``MAX_INDENT`` (so a
+        chain of 10,000 levels is not 50 million spaces); nested objects wait on a list, not
+        on Python's stack."""
+        todo: list[tuple[XObject | XReference | None, int]] = [(root, depth)]
+        while todo:
+            obj, depth = todo.pop()
+            pad = " " * min(depth, MAX_INDENT)
+            if obj is None:  # the close of an object opened at this depth
+                out.append(f"{pad}}}\n".encode())
+                continue
+            if isinstance(obj, XReference):
+                out.append(f"{pad}{reference_text(obj)}\n".encode())
+                continue
+            head = (
+                f"{pad}{obj.template} {obj.name} {{\n" if obj.name else f"{pad}{obj.template} {{\n"
+            )
+            out.append(head.encode())
+            if obj.guid is not None:
+                out.append(f"{pad} {guid_text(obj.guid)}\n".encode())
+            layout = self.table.layout(obj.template)
+            if layout is not None:
+                body = self.member_parts(layout, obj.members, obj.where or obj.template)
             else:
-                self.obj(child, depth + 1, out)
-        out.append(f"{pad}}}\n".encode())
+                body = [self.raw_values(list(obj.members.get("_values", [])))]
+            if any(body):
+                out.extend(body)
+                out.append(b"\n")
+            todo.append((None, depth))
+            todo.extend((child, depth + 1) for child in reversed(obj.children))
 
 
 def reference_text(ref: XReference) -> str:

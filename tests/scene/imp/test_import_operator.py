@@ -215,9 +215,11 @@ def test_property_defaults_are_the_options_defaults():
         "morph_keep_targets": DEFAULTS.morphs.keep_targets,
         "morph_loop": DEFAULTS.morphs.loop_all,
         "cloth_enable": DEFAULTS.cloth.enable,
+        "max_inflated_mib": DEFAULTS.files.max_inflated >> 20,
     }
     for name, value in options.items():
         assert props[name].default == value, name
+    assert props["max_inflate_ratio"].default == DEFAULTS.files.max_inflate_ratio
     slerp = props["animation_slerp_step"].default
     assert slerp == pytest.approx(DEFAULTS.animation.slerp_step, rel=1e-6)  # float32 property
 
@@ -230,3 +232,99 @@ def test_the_readme_lists_every_keyword_of_the_operator():
     plumbing = {"rna_type", "filepath", "files", "directory", "filter_glob"}
     keywords = {p.identifier for p in bpy.ops.import_scene.x.get_rna_type().properties}
     assert sorted(k for k in keywords - plumbing if f"`{k}`" not in listed) == []
+
+
+def test_the_decompression_limit_is_an_import_option(tmp_path: Path):
+    """Issue 34 item 9 (a 3.99 GiB MSZIP bomb took 23 s and 8.4 GB): the reader's limit
+    reaches the user as the operator's "Max Decompressed Size", and its error names it."""
+    import zlib
+
+    text = mesh_text("Cube", CUBE_VERTS, CUBE_FACES) + " " * (2 << 20)  # 2 MiB of padding
+    body = text.encode("ascii")
+    blocks = [body[i : i + 32768] for i in range(0, len(body), 32768)]
+    payload = b"".join(
+        len(b).to_bytes(2, "little") + (len(c) + 2).to_bytes(2, "little") + b"CK" + c
+        for b in blocks
+        for c in [zlib.compress(b, 9, wbits=-15)]
+    )  # each block on its own (no window reference), as the reader allows
+    path = tmp_path / "padded.x"
+    path.write_bytes(b"xof 0303tzip0032" + (16 + len(body)).to_bytes(4, "little") + payload)
+    before = len(bpy.data.objects)
+    with pytest.raises(RuntimeError, match=r"padded\.x:byte 16 of the compressed file: declares "
+                       r"2,\d{3},\d{3} bytes .* more than the limit of 1,048,576 bytes; .*"
+                       r"'Max Decompressed Size'"):  # fmt: skip
+        bpy.ops.import_scene.x(filepath=str(path), max_inflated_mib=1)
+    assert len(bpy.data.objects) == before
+    assert bpy.ops.import_scene.x(filepath=str(path), max_inflated_mib=3) == {"FINISHED"}
+    assert [o.name for o in bpy.data.objects[before:]] == ["Cube"]
+
+
+def test_non_finite_positions_are_set_to_the_origin_with_a_warning(tmp_path: Path):
+    """Issue 34 item 16: NaN and infinite positions (``1.#QNAN0``, ``1e400``) imported
+    silently, while skin weights and keys were filtered with warnings."""
+    path = tmp_path / "nan.x"
+    path.write_text(
+        "xof 0303txt 0032\n"
+        "Mesh Quad { 5; 0;0;0;, 1.#QNAN0;0;0;, 1;1e400;0;, 0;1;0;, 2;2;-1.#INF00;;\n"
+        "  2; 3;0,1,2;, 3;0,2,3;; }\n",
+        encoding="ascii",
+    )
+    result = import_files([path])
+    (obj,) = [o for o in bpy.data.objects if o.type == "MESH"]
+    co = np.array([v.co for v in obj.data.vertices], dtype=np.float64)
+    # file (x, y, z) -> Blender (x, z, y); vertices 1, 2 and 4 are not finite
+    np.testing.assert_array_equal(co, [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0]])
+    (warning,) = [w for w in result.warnings if "not finite" in w]
+    assert warning == (
+        "mesh 'Quad' (at 2:1): 3 vertex position(s) not finite (NaN, infinite or too large "
+        "for Blender): set to the mesh's origin (vertex 1, 2, 4)"
+    )
+
+
+def test_positions_past_float32_once_scaled_are_not_finite_in_blender(tmp_path: Path):
+    path = tmp_path / "big.x"
+    path.write_text(
+        "xof 0303txt 0032\nMesh Tri { 3; 0;0;0;, 1e30;0;0;, 0;1;0;; 1; 3;0,1,2;; }\n",
+        encoding="ascii",
+    )
+    from xof.addon.scene.imp.options import ImportOptions
+
+    assert not any("not finite" in w for w in import_files([path]).warnings)  # 1e30 fits
+    reset_blender()
+    result = import_files([path], ImportOptions(global_scale=1e9))  # 1e39 does not
+    assert any("1 vertex position(s) not finite" in w and "(vertex 1)" in w
+               for w in result.warnings)  # fmt: skip
+    (obj,) = [o for o in bpy.data.objects if o.type == "MESH"]
+    assert np.isfinite(np.array([v.co for v in obj.data.vertices])).all()
+
+
+def test_a_skinned_file_with_a_non_utf8_name_imports_and_reports(tmp_path: Path, monkeypatch):
+    """Issue 34 item 17: a skinned file whose name has undecodable bytes ended in a
+    traceback: the armature is named after the file (a Blender name is UTF-8), then the
+    operator's report of that error failed to encode too."""
+    import os
+
+    from ..skin_fixtures import character_text
+
+    raw = os.path.join(os.fsencode(tmp_path), b"rig\xff\xfe.x")  # not UTF-8: \xff\xfe
+    with open(raw, "w", encoding="ascii") as handle:
+        handle.write(character_text())
+    path = os.fsdecode(raw)  # 'rig\udcff\udcfe.x': how Python names it
+    assert bpy.ops.import_scene.x(filepath=path) == {"FINISHED"}
+    (armature,) = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    assert armature.name == "rig\\xff\\xfe"  # the bytes spelled out, printable
+    reset_blender()
+    result = import_files([raw])  # a bytes path too
+    assert [o.name for o in result.objects if o.type == "ARMATURE"] == ["rig\\xff\\xfe"]
+    assert result.summary().isprintable()
+
+    def explode(ctx):  # an unexpected failure whose message holds the raw name
+        raise ValueError(f"broke on {ctx.filepath}")
+
+    reset_blender()
+    monkeypatch.setattr(importer, "STEPS", (*importer.STEPS, BuildStep("explode", explode)))
+    with pytest.raises(RuntimeError) as caught:
+        bpy.ops.import_scene.x(filepath=path)
+    message = str(caught.value)
+    assert "rig\\xff\\xfe.x: import failed: ValueError: broke on " in message
+    assert message.count("rig\\xff\\xfe.x") == 2 and "\udcff" not in message

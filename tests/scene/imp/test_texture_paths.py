@@ -1,5 +1,6 @@
-"""Texture paths a file names are looked for only inside the model's folder tree and the
-user's texture folders, and only image files are taken; each refusal is reported."""
+"""Texture paths a file names are looked for only inside the model's folder tree, its sibling
+folders and the user's texture folders, and only image files are taken; each refusal is
+reported as a refusal, with why."""
 
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ def clean():
 
 @pytest.fixture
 def layout(tmp_path: Path) -> dict[str, Path]:
-    """model/ holds the .x file; secret/ lies beside it, outside the model's tree."""
-    model, secret, library = tmp_path / "model", tmp_path / "secret", tmp_path / "library"
+    """game/model/ holds the .x file; secret/ lies two levels up, outside the model's tree
+    and its sibling folders (game/*)."""
+    model, secret = tmp_path / "game" / "model", tmp_path / "secret"
+    library = tmp_path / "library"
     for folder in (model, model / "textures", secret, library):
-        folder.mkdir()
+        folder.mkdir(parents=True)
     (secret / "key.png").write_bytes(PNG_1X1)
     (secret / "notes.txt").write_text("secret")
     (model / "fake.png").write_text("not an image at all")
@@ -45,12 +48,21 @@ def layout(tmp_path: Path) -> dict[str, Path]:
 
 def test_paths_that_leave_the_model_folder_are_not_followed(layout):
     model, secret = layout["model"], layout["secret"]
-    for written in ("../secret/key.png", "../../../../../../../../etc/passwd",
+    for written in ("../../secret/key.png", "../../../../../../../../etc/passwd",
                     str(secret / "key.png"), "/proc/self/environ", "/etc/passwd"):  # fmt: skip
-        path, _ = locate_texture(written, model)
+        path, refusal = locate_texture(written, model)
         assert path is None, written
+        # the file exists: refused, saying which and why, never "not found" (issue 34 item 18)
+        assert refusal is not None and "outside the model's folder" in refusal, written
     path, refusal = locate_texture(str(secret / "key.png"), model)
-    assert refusal is not None and "outside" in refusal and str(secret / "key.png") in refusal
+    assert refusal == (
+        f"refused {secret / 'key.png'}: outside the model's folder, its sibling folders and "
+        "the texture folders"
+    )
+    assert locate_texture("../../../../../../../../etc/passwd", model)[1] == (
+        "refused /etc/passwd: outside the model's folder, its sibling folders and the texture "
+        "folders"
+    )
 
 
 def test_a_bare_name_inside_the_tree_is_still_found(layout):
@@ -123,3 +135,54 @@ def test_names_the_file_system_cannot_take_are_just_not_found(tmp_path: Path):
     # found by the import fuzz: a 300-character name raised ENAMETOOLONG from the search
     for written in ("x" * 300 + ".png", "a\x00b.png", "dir/" + "y" * 5000):
         assert locate_texture(written, tmp_path) == (None, None)
+
+
+def test_a_sibling_texture_folder_is_searched(tmp_path: Path):
+    """Issue 34 item 18: ``models/a.x`` using ``../textures/a.png`` (the usual game layout)
+    was reported "not found" although the file exists."""
+    models, textures, art = tmp_path / "models", tmp_path / "textures", tmp_path / "Art"
+    for folder in (models, textures, art / "chars"):
+        folder.mkdir(parents=True)
+    (textures / "a.png").write_bytes(PNG_1X1)
+    (art / "chars" / "Hero.PNG").write_bytes(PNG_1X1)
+    (textures / "notes.png").write_text("not an image")
+    assert locate_texture("../textures/a.png", models) == (textures / "a.png", None)
+    assert locate_texture("a.png", models) == (textures / "a.png", None)  # a bare name too
+    assert locate_texture(r"..\art\CHARS\hero.png", models) == (art / "chars" / "Hero.PNG", None)
+    assert locate_texture(str(textures / "a.png"), models) == (textures / "a.png", None)
+    path, refusal = locate_texture("../textures/notes.png", models)
+    assert path is None
+    assert refusal == (
+        f"refused {textures / 'notes.png'}: not an image file (its first bytes are no image "
+        "format Blender reads)"
+    )
+    (tmp_path / "loose.png").write_bytes(PNG_1X1)  # in the parent itself: no sibling folder
+    path, refusal = locate_texture("../loose.png", models)
+    assert path is None and refusal is not None and "outside the model's folder" in refusal
+
+
+def test_siblings_are_not_taken_under_a_file_systems_root(tmp_path: Path):
+    # a model in /tmp would make every top-level folder a sibling: only its own tree then
+    from xof.addon.scene.imp.textures import _sibling_parent
+
+    assert _sibling_parent(Path("/tmp")) is None
+    assert _sibling_parent(Path("/")) is None
+    assert _sibling_parent(tmp_path / "models") == tmp_path
+
+
+def test_an_import_reports_a_refused_texture_as_refused(tmp_path: Path):
+    models, textures = tmp_path / "models", tmp_path / "textures"
+    models.mkdir()
+    textures.mkdir()
+    (textures / "a.png").write_bytes(PNG_1X1)
+    (textures / "b.png").write_text("text, not an image")
+    mats = [MaterialData(f"M{i}", np.ones(4), 0, np.zeros(3), np.zeros(3), w)
+            for i, w in enumerate(["../textures/a.png", "../textures/b.png"])]  # fmt: skip
+    ctx = build_scene(SceneData(meshes=[one_tri(*mats)]), filepath=str(models / "a.x"))
+    texture_warnings = [w for w in ctx.result.warnings if w.startswith("texture")]
+    assert texture_warnings == [
+        f"texture '../textures/b.png': refused {textures / 'b.png'}: not an image file (its "
+        "first bytes are no image format Blender reads) (placeholder image used)"
+    ]
+    loaded = [img for img in bpy.data.images if img.has_data]
+    assert [Path(bpy.path.abspath(img.filepath)) for img in loaded] == [textures / "a.png"]
