@@ -153,8 +153,11 @@ def locate_texture(
             continue
     refusal: str | None = None
     raw = Path(written)
-    if raw.is_absolute() and _probe(raw, "is_file") and not _inside(raw, roots):
-        refusal = f"refused {raw}: outside the model's folder and the texture folders"
+    if not raw.is_absolute() and x_file_dir is not None:  # ../maps/a.png: where it leads
+        raw = Path(x_file_dir) / "/".join(_split_written_path(written))
+    if _probe(raw, "is_file") and not _inside(raw, roots):
+        refusal = (f"refused {raw}: outside the model's folder and the texture folders "
+                   "(name its folder in Texture Folders to use it)")  # fmt: skip
     search: list[Path] = []
     for base in bases:
         for sub in ("", *SEARCH_SUBFOLDERS):
