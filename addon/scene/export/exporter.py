@@ -2,8 +2,10 @@
 
 Objects become frames (meshes inside their object's frame, bones as frames under their
 armature's), a plain root mesh at the identity becomes a top-level Mesh (as it was read),
-an armature at the identity leaves its bones at top level (the importer adds it). Then
-animation, morph and cloth data, each named in a warning when .X cannot hold it.
+an armature at the identity named like the file leaves its bones at top level (the importer
+adds it, named after the file); of another name it is an identity frame of that name, which
+the importer takes for the armature. Then animation, morph and cloth data, each named in a
+warning when .X cannot hold it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class _State:
     targets: list[XObject] = field(default_factory=list)
     morph_sets: list[tuple[str, list[tuple[int, str]], bool]] = field(default_factory=list)
     progress: Progress | None = None
+    stem: str = ""  # the file's name without its extension
     # chosen objects by the pointer of their exported parent (0: a root), in scene order
     children: dict[int, list[bpy.types.Object]] = field(default_factory=dict)
 
@@ -278,7 +281,10 @@ def _emit(obj: bpy.types.Object, st: _State) -> list[XObject]:
     if obj.type == "ARMATURE":
         inner = _armature_frames(obj, st)
         if obj.parent is None and np.allclose(local, np.eye(4), atol=1e-9):
-            return inner
+            if obj.name == st.stem:  # the importer names the armature after the file
+                return inner
+            st.result.frames += 1  # an identity frame of its name: the importer's armature
+            return [xo.frame(_frame_name(obj, st), np.eye(4), inner)]
         st.result.frames += 1
         return [xo.frame(_frame_name(obj, st), local, inner)]
     if obj.type not in _SUPPORTED:
@@ -321,9 +327,10 @@ def _animation_sets(st: _State, objects: list[bpy.types.Object]) -> list[XObject
 
 
 def build_document(
-    context: bpy.types.Context, options: ExportOptions, folder: str
+    context: bpy.types.Context, options: ExportOptions, folder: str, stem: str = ""
 ) -> tuple[object, ExportResult]:
-    """The document for the scene (and the result so far)."""
+    """The document for the scene (and the result so far); ``stem``: the file's name
+    without its extension (an armature of another name gets a frame of its own)."""
     result = ExportResult()
     view_layer = context.view_layer
     if view_layer is not None:
@@ -337,6 +344,7 @@ def build_document(
         NameTable(options.legacy),
     )  # fmt: skip
     st.materials.names = st.names
+    st.stem = stem
     objects = _chosen_objects(context, options)
     st.chosen = {o.as_pointer() for o in objects}
     for obj in objects:
@@ -387,7 +395,8 @@ def export_scene(
     # formatting gathers across the arrays and is faster on huge pages
     binary = options.format in ("bin", "bzip")
     with small_pages() if binary else contextlib.nullcontext():
-        doc, result = build_document(context, options, folder)
+        stem = os.path.splitext(os.path.basename(filepath))[0]
+        doc, result = build_document(context, options, folder, stem)
         result.filepath = filepath
         result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
                                  level=options.compress_level)  # fmt: skip

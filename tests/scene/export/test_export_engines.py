@@ -273,3 +273,31 @@ def test_path_modes(tmp_path: Path) -> None:
     _textured(inside)
     result = export_scene(str(out), ExportOptions())
     assert _texture_names(out) == ["maps/wood.png"] and not result.copied
+
+
+@pytest.mark.parametrize("mode", ["D3DX9", "LEGACY"])
+def test_the_armature_keeps_its_name(mode: str, tmp_path: Path) -> None:
+    """Regression: the importer names an armature after the file, so an armature "Rig"
+    exported to copy.x came back as "copy" (and rig60.x's "source" as "copy"). Now an
+    armature named otherwise than the file is written as an identity frame of its name,
+    which the importer takes for the armature (not a bone): names and bones come back."""
+    _import(rig60_text(), tmp_path)
+    (arm,) = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+    assert arm.name == "source"
+    bones = [b.name for b in arm.data.bones]
+    for name in ("source", "Rig"):
+        arm.name = name
+        out = tmp_path / mode / f"copy.{name}.x"
+        out.parent.mkdir(exist_ok=True)
+        export_scene(str(out), ExportOptions(compatibility=mode))
+        fresh()
+        import_files([out])
+        (arm,) = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+        assert arm.name == name
+        assert [b.name for b in arm.data.bones] == bones
+        assert {o.name: o.parent.name for o in bpy.context.scene.objects if o.parent} == {
+            "Body": name, "Prop": name,
+        }  # fmt: skip
+    named_as_file = tmp_path / mode / "Rig.x"  # no frame needed: the file gives the name
+    export_scene(str(named_as_file), ExportOptions(compatibility=mode))
+    assert "Rig" not in {o.name for o in read(named_as_file).walk() if o.template == "Frame"}

@@ -68,7 +68,8 @@ def _export(name: str, mode: str, fmt: str, tmp_path: Path) -> Path:
     fresh()
     import_files([source])
     assert bpy.context.scene.render.fps == SCENES[name].fps
-    out = tmp_path / f"{name}.{mode}.{fmt}.x"
+    out = tmp_path / f"{mode}.{fmt}" / f"{name}.x"  # named as the armature: no frame for it
+    out.parent.mkdir()
     export_scene(str(out), ExportOptions(format=fmt, compatibility=mode))
     return out
 
@@ -105,7 +106,7 @@ def _assimp_dump(path: Path, tmp_path: Path) -> tuple[int, int, dict[str, float]
     """(vertices, bones, {set: length in seconds}) as Assimp reads ``path`` (no
     post-processing: its .X reader gives each face corner its own vertex)."""
     assert ASSIMP is not None
-    out = tmp_path / f"{path.stem}.assxml"
+    out = path.with_suffix(".assxml")
     done = subprocess.run([ASSIMP, "dump", str(path), str(out), "-x"], capture_output=True,
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, f"Assimp refused {path.name}: {done.stdout[-500:]}"
