@@ -50,10 +50,11 @@ def _texture_image(mat: bpy.types.Material) -> bpy.types.Image | None:
 def texture_path(mat: bpy.types.Material, files: TextureFiles) -> str | None:
     """The TextureFilename to write for the material's base colour image, if it has one."""
     image = _texture_image(mat)
+    packed = image is not None and image.packed_file is not None
     if image is not None and image.filepath:
         path = bpy.path.abspath(image.filepath, library=image.library)
-        if os.path.isfile(path):
-            return files.name_for(path)
+        if os.path.isfile(path) or (packed and not files.copies):
+            return files.name_for(path)  # a packed image: where its file was
     if image is not None and image.packed_file is not None and files.copies:
         name = os.path.basename(bpy.path.abspath(image.filepath)) if image.filepath else ""
         written = files.unpacked(image.packed_file.data, name or f"{image.name}.png")

@@ -301,3 +301,29 @@ def test_the_armature_keeps_its_name(mode: str, tmp_path: Path) -> None:
     named_as_file = tmp_path / mode / "Rig.x"  # no frame needed: the file gives the name
     export_scene(str(named_as_file), ExportOptions(compatibility=mode))
     assert "Rig" not in {o.name for o in read(named_as_file).walk() if o.template == "Frame"}
+
+
+def test_packed_image_and_the_operators_path_mode(tmp_path: Path) -> None:
+    """A packed image whose file is gone is written beside the file under its name (Auto);
+    the operator passes its Path Mode on (Strip: the name only, nothing copied)."""
+    import addon_utils
+
+    (tmp_path / "gone").mkdir()
+    (tmp_path / "out").mkdir()
+    image = tmp_path / "gone" / "packed.png"
+    _png(image, (10, 200, 10))
+    _textured(image)
+    bpy.data.images["packed.png"].pack()
+    image.unlink()
+    out = tmp_path / "out" / "model.x"
+    export_scene(str(out), ExportOptions())
+    assert _texture_names(out) == ["packed.png"]
+    assert (tmp_path / "out" / "packed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "out" / "packed.png").unlink()
+    addon_utils.enable("xof", default_set=True)
+    try:
+        assert bpy.ops.export_scene.x(filepath=str(out), path_mode="STRIP") == {"FINISHED"}
+    finally:
+        addon_utils.disable("xof", default_set=True)
+    assert _texture_names(out) == ["packed.png"]
+    assert not (tmp_path / "out" / "packed.png").exists()
