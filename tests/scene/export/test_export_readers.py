@@ -1,7 +1,8 @@
 """Issue 35's "done means": skinned, animated scenes exported in both modes, as text and as
 binary, are read by Assimp, Irrlicht 1.8 and Panda3D (its default loader and its own reader)
-with the original's vertex count, joints and frame count. Each reader skips with the reason
-when it cannot be had (assimp-utils; libirrlicht-dev and g++; PyPI panda3d).
+with the original's vertex count, joints and frame count; three.js's XLoader reads the
+Legacy text files. Each reader skips with the reason when it cannot be had (assimp-utils;
+libirrlicht-dev and g++; PyPI panda3d; node and npm three@0.124.0).
 
 The originals, counted by hand from the fixtures:
 
@@ -29,7 +30,7 @@ from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 from xof.addon.scene.importer import import_files  # noqa: E402
 
 from ..roundtrip_scenes import rig60_text  # noqa: E402
-from . import irrlicht_reader, panda_reader  # noqa: E402
+from . import irrlicht_reader, panda_reader, three_reader  # noqa: E402
 from .test_export_engines import frames_text  # noqa: E402
 from .test_roundtrip import fresh  # noqa: E402
 
@@ -170,3 +171,35 @@ def test_panda_reads_uneven_sets_in_legacy(which: str, panda: None, tmp_path: Pa
     out = tmp_path / "character.legacy.x"
     export_scene(str(out), ExportOptions(compatibility="LEGACY"))
     assert panda_reader.load(out, which).frames == [3, 13]
+
+
+@pytest.fixture(scope="session")
+def xloader(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    loader, why = three_reader.find(tmp_path_factory.mktemp("three"))
+    if loader is None:
+        pytest.skip(why)
+    return loader
+
+
+@pytest.mark.parametrize("name", sorted(SCENES))
+def test_three_xloader_reads_legacy(name: str, xloader: Path, tmp_path: Path) -> None:
+    """three.js's XLoader (text only; Legacy: it takes no top-level Material) reads the
+    skinned column as a skinned mesh, three vertices a triangle, and each animated frame's
+    keys; it reads only three corners of a quad, so the D3DX 9 file's n-gons are not for it."""
+    original = SCENES[name]
+    loaded = three_reader.load(xloader, _export(name, "LEGACY", "txt", tmp_path))
+    assert (loaded.vertices, loaded.skinned) == (original.corners["LEGACY"], 1)
+    assert sorted(set(loaded.tracks.values())) == [3]
+    assert {s for s, _ in loaded.tracks} == set(original.keys)
+
+
+def test_three_xloader_reads_legacy_materials(xloader: Path, tmp_path: Path) -> None:
+    """Regression: three.js's XLoader fails on a Material at top level referenced by name
+    ("Cannot read properties of undefined (reading 'push')"); Legacy writes them inline."""
+    from .test_export_engines import _two_meshes_one_material
+
+    _two_meshes_one_material()
+    out = tmp_path / "two.x"
+    export_scene(str(out), ExportOptions(compatibility="LEGACY"))
+    loaded = three_reader.load(xloader, out)
+    assert [c for _, c in loaded.materials] == [pytest.approx((0.25, 0.5, 0.75))] * 2
