@@ -23,7 +23,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 BLENDER_EXT = $(firstword $(wildcard $(VENV)/lib/python3.11/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py))
 
-.PHONY: help env env-lts gltf-validator lint format format-check mypy pytest test test-lts demo bench \
+.PHONY: help env env-lts gltf-validator three-xloader lint format format-check mypy pytest test test-lts demo bench \
 	fuzz extension reference-readers \
 	fuzz-smoke fuzz-atheris fuzz-import \
 	clean distclean
@@ -92,6 +92,25 @@ $(VALIDATOR_STAMP):
 
 gltf-validator: $(VALIDATOR_STAMP)
 
+# three.js's XLoader (npm three, whose last release with it is 0.124) reads the Legacy exports
+# in tests/scene/export/test_export_readers.py. Best effort, as above.
+THREE := three@0.124.0
+THREE_TOOLS := .tools/three
+THREE_STAMP := $(THREE_TOOLS)/.xof-$(THREE)
+
+$(THREE_STAMP):
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "note: npm is not installed; the XLoader tests will skip"; \
+	else \
+	  echo "installing $(THREE) into $(THREE_TOOLS)"; \
+	  mkdir -p $(THREE_TOOLS); \
+	  if npm install --prefix $(THREE_TOOLS) --no-save --no-audit --no-fund --loglevel=error \
+	      $(THREE) >/dev/null; then touch $@; \
+	  else echo "note: $(THREE) did not install; the XLoader tests will skip"; fi; \
+	fi
+
+three-xloader: $(THREE_STAMP)
+
 # --- checks ----------------------------------------------------------------------------------
 
 # `ruff format --check` is not part of the gate: `ruff check` already enforces what matters
@@ -123,7 +142,7 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "WARNING: pytest collected no tests"; rc=0; fi; exit $$rc
 endef
 
-pytest: $(STAMP) gltf-validator
+pytest: $(STAMP) gltf-validator three-xloader
 	$(call run_pytest,$(PY))
 
 # All three run even when one fails, so one run shows every problem; then the verdict.
@@ -133,7 +152,7 @@ test: $(STAMP)
 	if [ -n "$$failed" ]; then echo "make test FAILED in:$$failed" >&2; exit 1; fi; \
 	echo "make test: lint, mypy and pytest passed"
 
-test-lts: $(STAMP_LTS) gltf-validator
+test-lts: $(STAMP_LTS) gltf-validator three-xloader
 	@$(PY_LTS) -c 'import bpy; print("bpy", bpy.app.version_string)'
 	$(call run_pytest,$(PY_LTS))
 

@@ -72,6 +72,20 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
     use_animation: BoolProperty(name="Animation", default=True)  # type: ignore[valid-type]
     use_morphs: BoolProperty(name="Morphs", default=True)  # type: ignore[valid-type]
     use_cloth: BoolProperty(name="Cloth", default=True)  # type: ignore[valid-type]
+    path_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Path Mode",
+        description="How texture paths are written",
+        items=(
+            ("AUTO", "Auto", "Relative when the image is in the file's folder (or below it), "
+             "else copied beside the file: what a re-import or a shared folder finds"),
+            ("COPY", "Copy", "Copy every image beside the file and write plain names"),
+            ("RELATIVE", "Relative", "Relative to the file wherever the image is "
+             "(the importer refuses paths that leave the model's folder)"),
+            ("ABSOLUTE", "Absolute", "Full paths"),
+            ("STRIP", "Strip Path", "Plain file names, nothing copied"),
+        ),
+        default="AUTO",
+    )  # fmt: skip
     bake_step: IntProperty(  # type: ignore[valid-type]
         name="Bake Key Step",
         description="A baked simulation is written as a morph set: one key mesh every N baked "
@@ -105,6 +119,7 @@ class EXPORT_SCENE_OT_x(bpy.types.Operator, ExportHelper):  # type: ignore[misc]
             use_morphs=self.use_morphs,
             use_cloth=self.use_cloth,
             bake_step=self.bake_step,
+            path_mode=self.path_mode,
             ticks_per_second=self.ticks_per_second,
         )
 

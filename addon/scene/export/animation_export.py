@@ -4,7 +4,9 @@ Keys are written where the F-curves have them when every curve is linear (what t
 makes), else sampled at every frame of the keyed range. Each key is turned back into the
 file's local matrix (bones: through the pose-bone basis relation of ``armature.bone_basis``,
 inverted; objects: ``parent_inverse @ basis``), then split into position, rotation (w,x,y,z)
-and scale keys by the importer's own ``row_decompose``.
+and scale keys by the importer's own ``row_decompose``. Legacy files key every track of a set
+at one grid of times, and the tick rate is chosen from the keys written
+(:mod:`.plan.key_grid`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..rig.armature import read_matrix
 from ..rig.rig_math import compose, inverse4, row_decompose
+from .plan.key_grid import exact, set_grid, ticks_per_second, to_ticks
 from .plan.key_reduction import file_keys, is_constant
 from .plan.part_keys import part_keys
 from .rig_export import bind_of
@@ -151,13 +154,15 @@ def _static(target: object) -> dict[str, np.ndarray]:
     }
 
 
-def _keys(locals_at: Callable[[np.ndarray], np.ndarray], frames: np.ndarray, fps: float,
-          tps: int, plan: KeyPlan) -> list[XObject]:  # fmt: skip
-    """Rotation, scale and position keys; the importer's extra samples and the repeats of a
-    constant part left out (a constant part is one key, unless every part is constant).
+def _part_keys(
+    locals_at: Callable[[np.ndarray], np.ndarray], frames: np.ndarray, plan: KeyPlan
+) -> list[Part]:
+    """Rotation, scale and position keys (scene frames, values); the importer's extra samples
+    and the repeats of a constant part left out (a constant part is one key, unless every
+    part is constant).
 
     ``locals_at(frames)``: the file's local matrices at those scene frames. Spline sets get
-    each part's own key times back when they differ (:mod:`.part_keys`)."""
+    each part's own key times back when they differ (:mod:`.plan.part_keys`)."""
     pos, quat, scale = row_decompose(locals_at(frames))
     whole = np.arange(len(frames))
     kept = {0: whole, 1: whole, 2: whole}
@@ -176,34 +181,65 @@ def _keys(locals_at: Callable[[np.ndarray], np.ndarray], frames: np.ndarray, fps
     out = []
     for (kind, values), still in zip(parts, constant, strict=True):
         index = kept[kind][:1] if still else kept[kind]
-        out.append(xo.animation_key(kind, _ticks(frames[index], fps, tps), values[index]))
+        out.append(Part(kind, frames[index], values[index]))
     return out
 
 
-#: frame rates the importer takes from AnimTicksPerSecond itself (its ``COMMON_RATES``)
-_FRAME_RATES = (12, 15, 24, 25, 30, 48, 50, 60, 72, 90, 100, 120)
-#: AnimTicksPerSecond when keys fall between frames or the rate is not a common one
-FINE_TICKS = 4800
+@dataclass(eq=False)
+class Part:
+    """One AnimationKey: its key type (0 rotation, 1 scale, 2 position), scene frames, values."""
+
+    kind: int
+    frames: np.ndarray
+    values: np.ndarray
 
 
-def ticks_for(fps: float, objects: list[bpy.types.Object]) -> int:
-    """AnimTicksPerSecond to write: the scene's rate when it is a common one and every key
-    of the objects' actions is on a whole frame (then the importer reads the rate back
-    however sparse the keys), else 4800 (D3DX's default)."""
-    rate = round(fps)
-    if abs(fps - rate) > 1e-9 or rate not in _FRAME_RATES:
-        return FINE_TICKS
-    for obj in objects:
-        for action, slot in action_slots(obj):
-            for fc in fcurves_of(action, slot):
-                frames = _frames_of(fc)
-                if np.any(np.abs(frames - np.rint(frames)) > 1e-4):
-                    return FINE_TICKS
-    return rate
+@dataclass(eq=False)
+class Track:
+    """One Animation of a set: the frame it moves, how its curves become keys, its keys."""
+
+    frame_name: str
+    plan: KeyPlan
+    locals_at: Callable[[np.ndarray], np.ndarray]
+    parts: list[Part]
+
+    def on_grid(self, grid: np.ndarray) -> list[Part]:
+        """Every part keyed at every time of ``grid`` (scene frames)."""
+        pos, quat, scale = row_decompose(self.locals_at(grid))
+        return [Part(0, grid, quat), Part(1, grid, scale), Part(2, grid, pos)]
 
 
-def _ticks(frames: np.ndarray, fps: float, tps: int) -> np.ndarray:
-    return np.rint(frames * (tps / fps)).astype(np.int64)
+def _track(frame_name: str, plan: KeyPlan, locals_at: Callable[[np.ndarray], np.ndarray]) -> Track:
+    return Track(frame_name, plan, locals_at, _part_keys(locals_at, plan.frames, plan))
+
+
+def animation_sets(
+    sets: dict[str, list[Track]], fps: float, ticks: int, one_grid: bool
+) -> tuple[list[tuple[str, list[XObject]]], int]:
+    """``(set name, Animations)`` of each set, and the AnimTicksPerSecond they are written at.
+
+    ``one_grid`` (Legacy): every track of a set keyed at the set's grid (:mod:`.plan.key_grid`),
+    written linear (a spline set is sampled at every frame of its range). ``ticks``: the
+    rate asked for, 0 to choose (:func:`.plan.key_grid.ticks_per_second`)."""
+    written: dict[str, list[tuple[Track, list[Part], bool]]] = {}
+    for name, tracks in sets.items():
+        if one_grid:
+            spline = any(not t.plan.linear for t in tracks)
+            grid = set_grid((p.frames for t in tracks for p in t.parts), every_frame=spline)
+            written[name] = [(t, t.on_grid(grid), True) for t in tracks]
+        else:
+            written[name] = [(t, t.parts, t.plan.linear) for t in tracks]
+    every = (p.frames for entries in written.values() for _, parts, _ in entries for p in parts)
+    tps = ticks or ticks_per_second(fps, every)
+    out = []
+    for name, entries in written.items():
+        anims = []
+        for track, parts, linear in entries:
+            keys = [xo.animation_key(p.kind, to_ticks(p.frames, fps, tps), exact(p.values))
+                    for p in parts]  # fmt: skip
+            anims.append(xo.animation(track.frame_name, keys, track.plan.cyclic, linear))
+        out.append((name, anims))
+    return out, tps
 
 
 def keyed_bones(arm: bpy.types.Object) -> set[str]:
@@ -217,10 +253,10 @@ def keyed_bones(arm: bpy.types.Object) -> set[str]:
     return out
 
 
-def armature_animations(
+def armature_tracks(
     arm: bpy.types.Object, curves: list[bpy.types.FCurve], bone_names: dict[str, str],
-    space: FileSpace, fps: float, tps: int,
-) -> list[XObject]:  # fmt: skip
+    space: FileSpace,
+) -> list[Track]:  # fmt: skip
     data = arm.data
     assert isinstance(data, bpy.types.Armature) and arm.pose is not None
     by_bone: dict[str, dict[tuple[str, int], bpy.types.FCurve]] = {}
@@ -229,7 +265,7 @@ def armature_animations(
         if m and m.group(2) in _CHANNELS:
             name = m.group(1).replace('\\"', '"').replace("\\\\", "\\")
             by_bone.setdefault(name, {})[(m.group(2), fc.array_index)] = fc
-    out: list[XObject] = []
+    out: list[Track] = []
     for name, channels in by_bone.items():
         bone = data.bones.get(name)
         if bone is None or name not in bone_names:
@@ -248,15 +284,13 @@ def armature_animations(
             basis = _evaluate(ch, at, _static(pb), pb.rotation_mode)
             return space.matrices(lr[0] @ basis @ lr[1])
 
-        keys = _keys(locals_at, frames, fps, tps, plan)
-        out.append(xo.animation(bone_names[name], keys, plan.cyclic, plan.linear))
+        out.append(_track(bone_names[name], plan, locals_at))
     return out
 
 
-def object_animation(
-    obj: bpy.types.Object, curves: list[bpy.types.FCurve], frame_name: str,
-    space: FileSpace, fps: float, tps: int,
-) -> XObject | None:  # fmt: skip
+def object_track(
+    obj: bpy.types.Object, curves: list[bpy.types.FCurve], frame_name: str, space: FileSpace
+) -> Track | None:
     channels = {(fc.data_path, fc.array_index): fc for fc in curves if fc.data_path in _CHANNELS}
     if not channels:
         return None
@@ -270,5 +304,4 @@ def object_animation(
         basis = _evaluate(channels, at, _static(obj), obj.rotation_mode)
         return space.matrices(parent_inverse @ basis)
 
-    keys = _keys(locals_at, frames, fps, tps, plan)
-    return xo.animation(frame_name, keys, plan.cyclic, plan.linear)
+    return _track(frame_name, plan, locals_at)

@@ -2,8 +2,10 @@
 
 Objects become frames (meshes inside their object's frame, bones as frames under their
 armature's), a plain root mesh at the identity becomes a top-level Mesh (as it was read),
-an armature at the identity leaves its bones at top level (the importer adds it). Then
-animation, morph and cloth data, each named in a warning when .X cannot hold it.
+an armature at the identity named like the file leaves its bones at top level (the importer
+adds it, named after the file); of another name it is an identity frame of that name, which
+the importer takes for the armature. Then animation, morph and cloth data, each named in a
+warning when .X cannot hold it.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from ..imp.progress import Progress
 from ..rig.armature import read_matrix
 from ..rig.rig_math import inverse4
 from .animation_export import (
-    FINE_TICKS,
+    Track,
     action_slots,
-    armature_animations,
+    animation_sets,
+    armature_tracks,
     fcurves_of,
     keyed_bones,
-    object_animation,
-    ticks_for,
+    object_track,
 )
 from .bake_export import is_bake_modifier, pc2_bake, pc2_morph
 from .cloth_export import cloth_objects, springs_marked
@@ -40,10 +42,12 @@ from .materials_export import MaterialTable
 from .mesh_arrays import helper_thread, read_mesh
 from .mesh_export import build_mesh_object
 from .morph_export import mesh_has_morphs, morph_data
+from .plan.key_grid import FINE_TICKS
 from .plan.names import NameTable
 from .plan.options import ExportOptions, ExportResult
 from .rig_export import bone_locals, bone_world, skin_objects
 from .space import FileSpace
+from .texture_files import TextureFiles
 
 _SUPPORTED = ("MESH", "EMPTY", "ARMATURE")
 
@@ -61,6 +65,7 @@ class _State:
     targets: list[XObject] = field(default_factory=list)
     morph_sets: list[tuple[str, list[tuple[int, str]], bool]] = field(default_factory=list)
     progress: Progress | None = None
+    stem: str = ""  # the file's name without its extension
     # chosen objects by the pointer of their exported parent (0: a root), in scene order
     children: dict[int, list[bpy.types.Object]] = field(default_factory=dict)
 
@@ -151,14 +156,14 @@ def _mesh(obj: bpy.types.Object, st: _State) -> XObject:
         arrays = read_mesh(mesh, opts.use_normals, opts.use_uvs, opts.use_colors, pool)
         if opts.legacy:  # what Legacy means: no warning for it
             arrays, _ = triangulate(arrays)
-        material_names = None
+        materials = None
         if opts.use_materials and len(mesh.materials):
-            material_names = [st.materials.name_of(m) for m in mesh.materials]
+            materials = [st.materials.entry(m) for m in mesh.materials]
         key = mesh.shape_keys
         wanted = key.reference_key.name if key is not None and opts.use_morphs else None
         wanted = wanted or str(mesh.get("xof_name", obj.data.name))  # type: ignore[union-attr]
         name = st.names.get("mesh", f"mesh:{obj.name}", wanted)
-        built = build_mesh_object(name, arrays, st.space, material_names, pool)
+        built = build_mesh_object(name, arrays, st.space, materials, pool)
         loose = arrays.loose_edges()
         if opts.use_cloth and len(loose) and not changed:
             loose = loose[~springs_marked(mesh)[loose]]  # springs that are no face's edge
@@ -302,7 +307,10 @@ def _emit_steps(obj: bpy.types.Object, st: _State) -> _Steps:
     if obj.type == "ARMATURE":
         inner = yield from _armature_frames(obj, st)
         if obj.parent is None and np.allclose(local, np.eye(4), atol=1e-9):
-            return inner
+            if obj.name == st.stem:  # the importer names the armature after the file
+                return inner
+            st.result.frames += 1  # an identity frame of its name: the importer's armature
+            return [xo.frame(_frame_name(obj, st), np.eye(4), inner)]
         st.result.frames += 1
         return [xo.frame(_frame_name(obj, st), local, inner)]
     if obj.type not in _SUPPORTED:
@@ -313,12 +321,12 @@ def _emit_steps(obj: bpy.types.Object, st: _State) -> _Steps:
     for child in _children(obj, st):
         kids += yield child
     if obj.type == "MESH":
-        mesh_obj = _mesh(obj, st)
         plain = obj.get("xof_frame") is None and obj.parent is None and not kids
         if plain and np.allclose(local, np.eye(4), atol=1e-9):
-            return [mesh_obj]
+            return [_mesh(obj, st)]
+        name = _frame_name(obj, st)  # before its mesh's: the frame keeps the name if one must go
         st.result.frames += 1
-        return [xo.frame(_frame_name(obj, st), local, [mesh_obj, *kids])]
+        return [xo.frame(name, local, [_mesh(obj, st), *kids])]
     st.result.frames += 1
     return [xo.frame(_frame_name(obj, st), local, kids)]
 
@@ -327,35 +335,30 @@ def _animation_sets(st: _State, objects: list[bpy.types.Object]) -> list[XObject
     scene = bpy.context.scene
     assert scene is not None
     fps = scene.render.fps / (scene.render.fps_base or 1.0)
-    if st.options.legacy:  # 0302 files have no AnimTicksPerSecond: readers assume 4800
-        tps = FINE_TICKS
-    else:
-        tps = st.options.ticks_per_second or ticks_for(fps, objects)
-    st.result.ticks_per_second = tps
-    sets: dict[str, list[XObject]] = {}
+    sets: dict[str, list[Track]] = {}
     for obj in objects:
         for action, slot in action_slots(obj):
             curves = fcurves_of(action, slot)
             if obj.type == "ARMATURE":
                 names = st.bone_names.get(obj.as_pointer(), {})
-                anims = armature_animations(obj, curves, names, st.space, fps, tps)
-                sets.setdefault(action.name, []).extend(anims)
+                tracks = armature_tracks(obj, curves, names, st.space)
+                sets.setdefault(action.name, []).extend(tracks)
             frame = st.frame_names.get(obj.as_pointer())
             if frame is not None:
-                anim = object_animation(obj, curves, frame, st.space, fps, tps)
-                if anim is not None:
-                    sets.setdefault(action.name, []).append(anim)
-    out = []
-    for name, anims in sets.items():
-        if anims:
-            out.append(xo.animation_set(st.names.get("set", name), anims))
-    return out
+                track = object_track(obj, curves, frame, st.space)
+                if track is not None:
+                    sets.setdefault(action.name, []).append(track)
+    chosen = {name: tracks for name, tracks in sets.items() if tracks}
+    written, tps = animation_sets(chosen, fps, st.options.ticks_per_second, st.options.legacy)
+    st.result.ticks_per_second = tps
+    return [xo.animation_set(st.names.get("set", name), anims) for name, anims in written]
 
 
 def build_document(
-    context: bpy.types.Context, options: ExportOptions, folder: str
+    context: bpy.types.Context, options: ExportOptions, folder: str, stem: str = ""
 ) -> tuple[object, ExportResult]:
-    """The document for the scene (and the result so far)."""
+    """The document for the scene (and the result so far); ``stem``: the file's name
+    without its extension (an armature of another name gets a frame of its own)."""
     result = ExportResult()
     view_layer = context.view_layer
     if view_layer is not None:
@@ -364,10 +367,12 @@ def build_document(
         options,
         FileSpace(options.conversion(), options.float_bits),
         result,
-        MaterialTable(NameTable(options.legacy), folder),
+        MaterialTable(NameTable(options.legacy), TextureFiles(folder, options.path_mode),
+                      inline=options.legacy),
         NameTable(options.legacy),
-    )
+    )  # fmt: skip
     st.materials.names = st.names
+    st.stem = stem
     objects = _chosen_objects(context, options)
     st.chosen = {o.as_pointer() for o in objects}
     for obj in objects:
@@ -382,8 +387,8 @@ def build_document(
     finally:
         st.progress.end()
     top: list[XObject] = []
-    if sets and not options.legacy:
-        top.append(xo.ticks_per_second(result.ticks_per_second))
+    if sets and (not options.legacy or result.ticks_per_second != FINE_TICKS):
+        top.append(xo.ticks_per_second(result.ticks_per_second))  # 0302 readers assume 4800
     top += st.materials.objects + body + st.targets + sets
     loop = any(s[2] for s in st.morph_sets)
     top += [xo.morph_set(st.names.get("morphset", n), keys, loop if loop else None)
@@ -401,6 +406,8 @@ def build_document(
     if loop:
         xo.use_morph_loop_variant(doc)
     result.animation_sets = len(sets)
+    result.copied = st.materials.files.copied
+    result.warnings += st.materials.files.warnings
     result.morph_sets = len(st.morph_sets)
     return doc, result
 
@@ -450,7 +457,8 @@ def export_scene(
     # formatting gathers across the arrays and is faster on huge pages
     binary = options.format in ("bin", "bzip")
     with small_pages() if binary else contextlib.nullcontext():
-        doc, result = build_document(context, options, folder)
+        stem = os.path.splitext(os.path.basename(filepath))[0]
+        doc, result = build_document(context, options, folder, stem)
         result.filepath = filepath
         result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
                                  level=options.compress_level)  # fmt: skip

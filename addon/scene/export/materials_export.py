@@ -1,9 +1,10 @@
-"""Blender materials -> .X Materials (top level, referenced by name from each mesh).
+"""Blender materials -> .X Materials (top level and referenced by name, or inline in Legacy).
 
 The importer keeps a file's raw values as ``xof_*`` properties; when present they are written
 back exactly. Otherwise they come from the Principled BSDF by the importer's mapping, inverted
-(roughness -> Phong power through ``r^4 = 2 / (power + 2)``). A texture is written relative to
-the exported file, or as the file named it when the image has no file on disk.
+(roughness -> Phong power through ``r^4 = 2 / (power + 2)``). A texture is written as the
+path mode says (:mod:`.texture_files`), or as the file named it when the image has no file
+on disk.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Any
 
 import bpy
 
-from ...xfile.document import XObject
+from ...xfile.document import XObject, XReference
 from ...xfile.writer import objects as xo
 from .plan.names import NameTable
+from .texture_files import TextureFiles
 
 
 def roughness_to_phong_power(roughness: float) -> float:
@@ -45,15 +47,19 @@ def _texture_image(mat: bpy.types.Material) -> bpy.types.Image | None:
     return None
 
 
-def texture_path(mat: bpy.types.Material, folder: str) -> str | None:
+def texture_path(mat: bpy.types.Material, files: TextureFiles) -> str | None:
+    """The TextureFilename to write for the material's base colour image, if it has one."""
     image = _texture_image(mat)
+    packed = image is not None and image.packed_file is not None
     if image is not None and image.filepath:
-        path = bpy.path.abspath(image.filepath)
-        if os.path.isfile(path):
-            try:
-                return os.path.relpath(path, folder).replace(os.sep, "/")
-            except ValueError:  # another drive on Windows
-                return path
+        path = bpy.path.abspath(image.filepath, library=image.library)
+        if os.path.isfile(path) or (packed and not files.copies):
+            return files.name_for(path)  # a packed image: where its file was
+    if image is not None and image.packed_file is not None and files.copies:
+        name = os.path.basename(bpy.path.abspath(image.filepath)) if image.filepath else ""
+        written = files.unpacked(image.packed_file.data, name or f"{image.name}.png")
+        if written is not None:
+            return written
     written = (image.get("xof_texture") if image is not None else None) or mat.get("xof_texture")
     return str(written) if written else None
 
@@ -97,26 +103,36 @@ def material_values(mat: bpy.types.Material) -> tuple[list[float], float, list[f
 
 
 class MaterialTable:
-    """Each Blender material written once, at top level; meshes reference it by name."""
+    """Each Blender material written once: at top level, meshes referencing it by name; or
+    (``inline``, Legacy) inside the first mesh's material list, copies in the others without
+    a name (a name is written once in a file; three.js's XLoader reads no references)."""
 
-    def __init__(self, names: NameTable, folder: str) -> None:
+    def __init__(self, names: NameTable, files: TextureFiles, inline: bool = False) -> None:
         self.names = names
-        self.folder = folder
-        self.objects: list[XObject] = []
-        self._by_pointer: dict[int, str] = {}
+        self.files = files
+        self.inline = inline
+        self.objects: list[XObject] = []  # the top-level ones
+        self._by_pointer: dict[int, XObject] = {}
 
-    def name_of(self, mat: bpy.types.Material | None) -> str:
+    def entry(self, mat: bpy.types.Material | None) -> XObject | XReference:
+        """What a mesh's MeshMaterialList holds for ``mat``."""
         key = mat.as_pointer() if mat is not None else 0
         found = self._by_pointer.get(key)
         if found is not None:
-            return found
+            if not self.inline:
+                return XReference(found.name, None)
+            return XObject(
+                found.template, members=dict(found.members), children=list(found.children)
+            )
         if mat is None:
             name = self.names.get("material", "<default>", "Default")
-            self.objects.append(xo.material(name, [0.8, 0.8, 0.8, 1.0], 0.0, [0, 0, 0], [0, 0, 0]))
+            obj = xo.material(name, [0.8, 0.8, 0.8, 1.0], 0.0, [0, 0, 0], [0, 0, 0])
         else:
             name = self.names.get("material", mat.name, str(mat.get("xof_name", mat.name)))
             rgba, power, spec, emis = material_values(mat)
-            texture = texture_path(mat, self.folder)
-            self.objects.append(xo.material(name, rgba, power, spec, emis, texture))
-        self._by_pointer[key] = name
-        return name
+            obj = xo.material(name, rgba, power, spec, emis, texture_path(mat, self.files))
+        self._by_pointer[key] = obj
+        if self.inline:
+            return obj
+        self.objects.append(obj)
+        return XReference(name, None)

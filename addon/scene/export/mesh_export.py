@@ -144,12 +144,13 @@ def build_mesh_object(
     name: str,
     arrays: MeshArrays,
     space: FileSpace,
-    material_names: list[str] | None,
+    materials: list[XObject | XReference] | None,
     pool: Executor | None = None,
 ) -> MeshExport:
-    """The Mesh object; with ``pool`` (a helper thread), the corner normals' check runs there
-    on Blender's vertices beside the UV check: it is the file's own when the UVs split no
-    vertex (else its result is dropped and the check redone on the file's vertices)."""
+    """The Mesh object (``materials``: its MeshMaterialList's entries); with ``pool`` (a
+    helper thread), the corner normals' check runs there on Blender's vertices beside the UV
+    check: it is the file's own when the UVs split no vertex (else its result is dropped and
+    the check redone on the file's vertices)."""
     early: Future[np.ndarray | None] | None = None
     last = None
     if pool is not None and arrays.normals is not None and arrays.normals_domain == "CORNER":
@@ -181,13 +182,12 @@ def build_mesh_object(
             else by_file_vertex(arrays.colors, vmap)
         )
         children.append(xo.vertex_colors(colors))
-    if material_names:
+    if materials:  # references to top-level Materials, or the Materials themselves
         indices = arrays.material_indices
         if indices is None:
             indices = np.zeros(len(arrays.sizes), dtype=np.int64)
-        indices = np.clip(indices, 0, len(material_names) - 1)
-        refs: list[XObject | XReference] = [XReference(n, None) for n in material_names]
-        children.append(xo.material_list(indices, refs))
+        indices = np.clip(indices, 0, len(materials) - 1)
+        children.append(xo.material_list(indices, materials))
     if vmap.split:
         firsts = vmap.first[vmap.source]
         children.append(xo.duplication_indices(firsts, len(vmap.first)))

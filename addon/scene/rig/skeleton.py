@@ -66,6 +66,8 @@ class SkeletonPlan:
     bone_of_frame: dict[int, int]  # frame index -> bone index
     frame_by_name: dict[str, int]  # first frame with that name
     warnings: list[str] = field(default_factory=list)
+    #: the frame that is the armature itself (:func:`armature_frame`), -1 when none
+    armature_frame: int = -1
 
     def bone_named_by_file(self, frame_name: str | None) -> BonePlan | None:
         """The bone for a name used by SkinWeights/Animation, or None."""
@@ -142,6 +144,24 @@ def choose_bone_frames(
             chosen.add(p)
             p = nodes[p].parent
     return sorted(chosen)
+
+
+def armature_frame(nodes: list[FrameNode], frames: list[int], scene: SceneData) -> int:
+    """The frame that stands for the armature, or -1: the one top-level frame above the
+    bones when it is named, at the identity, holds no mesh, and no SkinWeights or animation
+    names it (xof's exporter writes an armature so, to keep its name). Being the identity,
+    it moves nothing: the bones below it keep their binds."""
+    tops = [i for i in frames if nodes[i].parent < 0]
+    if len(tops) != 1:
+        return -1
+    top = nodes[tops[0]]
+    if top.name is None or top.data.meshes or not np.array_equal(top.local, np.eye(4)):
+        return -1
+    if top.name in set(skin_frame_names(scene)) | set(animated_frame_names(scene)):
+        return -1
+    if sum(1 for n in nodes if n.name == top.name) > 1:
+        return -1
+    return top.index
 
 
 def _usable_offset(off: np.ndarray) -> bool:
@@ -247,6 +267,9 @@ def plan_skeleton(
     frames = choose_bone_frames(nodes, by_name, scene, every_frame)
     if not frames:
         return plan
+    if not every_frame:
+        plan.armature_frame = armature_frame(nodes, frames, scene)
+        frames = [i for i in frames if i != plan.armature_frame]
     offsets = first_offsets(scene, by_name)
     stretches, notes = mesh_stretches(scene, nodes, conversion)
     plan.warnings.extend(notes)

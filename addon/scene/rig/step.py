@@ -54,8 +54,20 @@ def build_rig(ctx: BuildContext) -> None:
         return
     # named after the file; undecodable bytes of its name as \xNN (a Blender name is UTF-8)
     name = printable(Path(ctx.filepath).stem) if ctx.filepath else "Armature"
+    holder = None  # the armature's own frame (the exporter's): its name, not the file's
+    if plan.armature_frame >= 0:
+        frame = plan.frames[plan.armature_frame]
+        name = str(frame.name)
+        holder = ctx.frame_objects.get(frame.data)
+        if holder is not None:
+            holder.name = "xof armature frame"  # the armature takes the name
     armature = build_armature(plan, name, ctx.collection)
     ctx.add_root(armature.obj)
+    if holder is not None:  # at the identity: its children keep their world matrices
+        for child in list(holder.children):
+            child.parent = armature.obj
+        ctx.forget(holder)
+        bpy.data.objects.remove(holder)
     show_file_pose(plan, armature, ctx.conversion)
     skinned: set[bpy.types.Object] = set()
     for mesh, obj in ctx.mesh_objects.items():

@@ -100,8 +100,10 @@ def test_spline_parts_keep_their_own_key_times(tmp_path: Path) -> None:
     before, after, result = round_trip(_fixture("character", tmp_path), tmp_path, "txt", 32)
     wave = next(s for s in scene_of(read(result.filepath)).animation_sets if s.name == "Wave")
     hip = next(a for a in wave.animations if a.frame_name == "Hip")
-    times = {t.key_type: np.asarray(t.times).tolist() for t in hip.tracks}
-    assert times[2] == [0, 480, 800, 1920]
+    tps = scene_of(read(result.filepath)).ticks_per_second  # keys on whole frames: 30
+    assert tps == 30
+    times = {t.key_type: (np.asarray(t.times) * 4800 / tps).tolist() for t in hip.tracks}
+    assert times[2] == [0, 480, 800, 1920]  # the fixture's ticks at 4800 a second
     assert times[0] == [0, 960, 1920]
     assert after["fps"] == before["fps"] == 30
 
@@ -126,8 +128,9 @@ def test_wide_rotation_writes_only_the_file_keys(tmp_path: Path) -> None:
     assert len(curve) > 3  # 90 degrees in one span: the importer added samples
     (aset,) = scene_of(read(result.filepath)).animation_sets
     (anim,) = aset.animations
-    times = {t.key_type: np.asarray(t.times).tolist() for t in anim.tracks}
-    assert times[0] == [0, 1600, 2400]
+    tps = scene_of(read(result.filepath)).ticks_per_second
+    times = {t.key_type: (np.asarray(t.times) * 4800 / tps).tolist() for t in anim.tracks}
+    assert times[0] == [0, 1600, 2400]  # the fixture's ticks at 4800 a second
     assert times[2] == [0, 1600, 2400]
     assert anim.linear is False  # spline positions stay spline
     assert_same(before, after, TICK)

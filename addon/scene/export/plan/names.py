@@ -34,7 +34,8 @@ def ascii_name(name: str) -> str:
 
 class NameTable:
     """One file name per (kind, Blender identity), unique within its kind (a frame and its
-    mesh may share a name, as in most files)."""
+    mesh may share a name, as in most files); in Legacy files unique across kinds (a set and
+    a frame both named ``body`` make Panda3D's reader refuse the file)."""
 
     def __init__(self, legacy: bool = False) -> None:
         self._given: dict[tuple[str, str], str] = {}
@@ -48,7 +49,7 @@ class NameTable:
         base = sanitize(wanted if wanted is not None else key)
         if self.legacy:
             base = sanitize(ascii_name(base))
-        used = self._used.setdefault(kind, set())
+        used = self._used.setdefault("" if self.legacy else kind, set())
         name, k = base, 1
         mark = "_" if self.legacy else "."
         while name in used:

@@ -32,6 +32,9 @@ class ExportOptions:
     #: AnimTicksPerSecond written; 0: the scene's rate when every key is on a whole frame
     #: (so a re-import gets the rate back), else 4800 (D3DX's own default)
     ticks_per_second: int = 0
+    #: where TextureFilenames point: AUTO, COPY, RELATIVE, ABSOLUTE or STRIP
+    #: (:mod:`..texture_files`; AUTO: relative inside the file's folder, else copied beside it)
+    path_mode: str = "AUTO"
     #: zlib level of tzip/bzip: 1 is several times faster than 6 for files a little larger
     #: (figures in tests/bench/README.md)
     compress_level: int = 1
@@ -54,6 +57,7 @@ class ExportResult:
     animation_sets: int = 0
     morph_sets: int = 0
     ticks_per_second: int = 0  # AnimTicksPerSecond written (when there is animation)
+    copied: list[str] = field(default_factory=list)  # textures copied beside the file
     size: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -64,6 +68,8 @@ class ExportResult:
             f"{self.bones} bones, {self.animation_sets} animation sets, "
             f"{self.morph_sets} morph sets: {self.size} bytes"
         )
+        if self.copied:
+            text += f"; {len(self.copied)} texture(s) copied beside it"
         if self.warnings:
             text += f"; {len(self.warnings)} warnings (first: {self.warnings[0]})"
         return text
