@@ -89,6 +89,7 @@ def test_rows_of_one_run_are_a_view_of_the_same_values() -> None:
         assert np.shares_memory(got, values) == run
 
 
+# the independent reference: a plain loop over the chains, for the vectorised level pairs
 def _plain_level_pairs(chains: limiter_chains.Chains, src: np.ndarray) -> dict:
     """Every valid chain's pair (not one point at both ends) and its smallest limit, by a
     loop: leaving a chain to its mirror (same ends, no larger limit) changes neither."""

@@ -21,6 +21,7 @@ from .test_build_routes_springs import _mesh_springs
 _REVERSED_BYTES = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.int64)
 
 
+# the independent reference: reversed_bits as it was (bit by bit), kept for its shortcut
 def _old_reversed_bits(count: int, dtype: type = np.int64) -> tuple[np.ndarray, int]:
     bits = max(int(count - 1).bit_length(), 1)
     ids = np.arange(count, dtype=dtype)
@@ -42,6 +43,7 @@ def test_reversed_bits_match_the_byte_table(count: int) -> None:
         assert np.array_equal(got, want)
 
 
+# the independent reference: stride_colours as it was, kept for its shortcut
 def _old_stride_colours(pairs: np.ndarray, point_count: int) -> list[np.ndarray] | None:
     def one_per_point(low: np.ndarray, high: np.ndarray | None, colour: np.ndarray) -> bool:
         slot = low * 4 + colour
@@ -110,6 +112,7 @@ def test_stride_colours_match_the_old_route(chunk: int, monkeypatch: pytest.Monk
             assert g.dtype == w.dtype and np.array_equal(g, w)
 
 
+# the independent reference: colour_groups as it was, kept for its shortcut
 def _old_colour_groups(pairs: np.ndarray, point_count: int) -> list[np.ndarray]:
     """The matching rounds as they were (claims reset point by point, every round)."""
     count = pairs.shape[0]
@@ -149,6 +152,7 @@ def _old_colour_groups(pairs: np.ndarray, point_count: int) -> list[np.ndarray]:
     return groups
 
 
+# the independent reference: the tail absorption as it was, kept for its shortcut
 def _old_absorb_tail(pairs: np.ndarray, groups: list[np.ndarray], n: int) -> list[np.ndarray]:
     tail, kept = groups[-1], groups[:-1]
     colours = len(kept)
@@ -207,6 +211,7 @@ def test_the_matching_rounds_match_the_old_route(name: str) -> None:
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
 
 
+# the independent reference: components() as it was (hooking rounds, compared after each)
 def _old_components(springs: np.ndarray, n: int) -> np.ndarray:
     label = np.arange(n, dtype=np.int64)
     pairs = np.asarray(springs, dtype=np.int64).reshape(-1, 2)

@@ -73,6 +73,7 @@ def test_the_turn_lookup_is_skipped_only_without_wide_corners() -> None:
     assert not bent(sizes, corners, positions)
 
 
+# the independent reference: a set of excluded keys, for springs._without's sorted search
 def _plain_without(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarray:
     keys = {min(a, b) * n + max(a, b) for e in excluded for a, b in e.reshape(-1, 2).tolist()}
     rows = [k for k, (a, b) in enumerate(pairs.tolist()) if a * n + b not in keys]
@@ -102,6 +103,7 @@ def test_excluded_pairs_are_dropped_as_by_plain_lookup() -> None:
             assert np.array_equal(got, _plain_without(pairs, excluded, n))
 
 
+# the independent reference: springs._without before its shortcut (np.isin on keys), kept
 def _kept_old(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarray:
     def encode(p: np.ndarray) -> np.ndarray:
         p = np.asarray(p, dtype=np.int64).reshape(-1, 2)
@@ -115,6 +117,7 @@ def _kept_old(pairs: np.ndarray, excluded: list[np.ndarray], n: int) -> np.ndarr
     return ex[found] != keys
 
 
+# the independent reference: a plain loop keeping first occurrences, for merge_with_kinds
 def _plain_merge(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     seen: set[tuple[int, int]] = set()
     pairs, kinds = [], []

@@ -12,18 +12,10 @@ import math
 import pytest
 
 bpy = pytest.importorskip("bpy")
-import addon_utils  # noqa: E402
 
 from ..skin_fixtures import character_text, write  # noqa: E402
 
-pytestmark = pytest.mark.blender
-
-
-@pytest.fixture(scope="module", autouse=True)
-def enabled():
-    addon_utils.enable("xof", default_set=True)
-    yield
-    addon_utils.disable("xof", default_set=True)
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("xof_enabled")]
 
 
 @pytest.fixture

@@ -7,23 +7,10 @@ from pathlib import Path
 import pytest
 
 bpy = pytest.importorskip("bpy")
-import addon_utils  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("xof_enabled", "empty_scene")]
 
 FLAG = Path(__file__).resolve().parents[3] / "examples" / "flag.x"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def enabled():
-    addon_utils.enable("xof", default_set=True)
-    yield
-    addon_utils.disable("xof", default_set=True)
-
-
-@pytest.fixture(autouse=True)
-def empty_scene():
-    bpy.ops.wm.read_homefile(use_empty=True)
 
 
 def imported_flag():

@@ -13,19 +13,9 @@ from xof.addon.scene import importer  # noqa: E402
 from xof.addon.scene.cloth.step import scale_hint  # noqa: E402
 from xof.addon.scene.imp.options import ImportOptions  # noqa: E402
 
-from ..cloth_fixtures import register_physics, unregister_physics  # noqa: E402
-
 pytestmark = pytest.mark.blender
 
 FLAG = Path(__file__).resolve().parents[3] / "examples" / "flag.x"
-
-
-@pytest.fixture
-def physics():
-    bpy.ops.wm.read_homefile(use_empty=True)
-    register_physics()
-    yield
-    unregister_physics()
 
 
 def flag_size(scale: float) -> float:

@@ -25,12 +25,7 @@ from ..cloth_fixtures import grid_object  # noqa: E402
 from ..scene_fixtures import reset_blender  # noqa: E402
 from ..skin_fixtures import character_text  # noqa: E402
 
-pytestmark = pytest.mark.blender
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 
 def _objects(doc, template: str) -> list:

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
-import addon_utils  # noqa: E402
 from xof.addon.scene.export.exporter import export_scene  # noqa: E402
 from xof.addon.scene.export.plan.options import ExportOptions  # noqa: E402
 
@@ -22,11 +21,8 @@ pytestmark = pytest.mark.blender
 
 
 @pytest.fixture
-def addon():
-    reset_blender()
-    addon_utils.enable("xof", default_set=True)
-    yield
-    addon_utils.disable("xof", default_set=True)
+def addon(empty_scene: None, xof_enabled: None) -> None:
+    """An empty file with xof enabled."""
 
 
 def test_a_failed_export_keeps_the_previous_file(

@@ -15,14 +15,9 @@ from xof.addon.xfile.views.model import (  # noqa: E402
     SceneData,
 )
 
-from ..scene_fixtures import CUBE_FACES, CUBE_OUTWARD, CUBE_VERTS, P3, polygons, reset_blender  # noqa: E402
+from ..scene_fixtures import CUBE_FACES, CUBE_OUTWARD, CUBE_VERTS, P3, polygons  # noqa: E402
 
-pytestmark = pytest.mark.blender
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 
 def cube_data(**kw) -> MeshData:

@@ -9,27 +9,14 @@ from pathlib import Path
 import pytest
 
 bpy = pytest.importorskip("bpy")
-import addon_utils  # noqa: E402
 from xof.addon.scene.importer import ImportOptions, import_files  # noqa: E402
 
 from ..scene_fixtures import CUBE_FACES, CUBE_VERTS, material_text, mesh_text, reset_blender  # noqa: E402
 from .test_materials_textures import PNG_1X1  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("xof_enabled", "empty_scene")]
 
 HAIR = "髪の毛"  # "hair": its Shift-JIS bytes are not UTF-8
-
-
-@pytest.fixture(scope="module", autouse=True)
-def enabled():
-    addon_utils.enable("xof", default_set=True)
-    yield
-    addon_utils.disable("xof", default_set=True)
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
 
 
 def shift_jis_file(path: Path) -> Path:

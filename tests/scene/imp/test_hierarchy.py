@@ -10,14 +10,9 @@ bpy = pytest.importorskip("bpy")
 from xof.addon.scene.importer import ImportOptions, build_scene  # noqa: E402
 from xof.addon.xfile.views.model import FrameData, MeshData, SceneData  # noqa: E402
 
-from ..scene_fixtures import P3, reset_blender, trs, world_positions  # noqa: E402
+from ..scene_fixtures import P3, trs, world_positions  # noqa: E402
 
-pytestmark = pytest.mark.blender
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 
 def tri(name: str, offset: float) -> MeshData:

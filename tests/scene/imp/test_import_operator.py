@@ -29,19 +29,7 @@ from ..scene_fixtures import (  # noqa: E402
     write_x,
 )
 
-pytestmark = pytest.mark.blender
-
-
-@pytest.fixture(scope="module", autouse=True)
-def enabled():
-    addon_utils.enable("xof", default_set=True)
-    yield
-    addon_utils.disable("xof", default_set=True)
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("xof_enabled", "empty_scene")]
 
 
 def menu_functions() -> list:

@@ -11,18 +11,13 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.importer import import_files  # noqa: E402
 
-from ..scene_fixtures import material_text, mesh_text, reset_blender, write_x  # noqa: E402
+from ..scene_fixtures import material_text, mesh_text, write_x  # noqa: E402
 from .test_materials_textures import PNG_1X1  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 TRI = np.array([[0, 0, 0], [1, 0, 0], [0, 0, 1]], dtype=np.float64)
 NOTE = "template Note { <A1B2C3D4-0000-0000-0000-000000000001> STRING text; }"
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
 
 
 def file_with(path: Path, *, texture: str | None = None, note: bool = False) -> Path:

@@ -12,16 +12,11 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.importer import import_files  # noqa: E402
 
-from ..scene_fixtures import material_text, mesh_text, reset_blender, write_x  # noqa: E402
+from ..scene_fixtures import material_text, mesh_text, write_x  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 QUAD = np.array([[-1, 0, -1], [1, 0, -1], [1, 0, 1], [-1, 0, 1]], dtype=np.float64)  # D3D XZ
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
 
 
 def quad_file(path: Path, alpha: float) -> Path:

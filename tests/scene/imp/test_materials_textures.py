@@ -17,9 +17,7 @@ from xof.addon.scene.imp.textures import find_texture  # noqa: E402
 from xof.addon.scene.importer import build_scene  # noqa: E402
 from xof.addon.xfile.views.model import MaterialData, MeshData, SceneData  # noqa: E402
 
-from ..scene_fixtures import reset_blender  # noqa: E402
-
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 
 def png_1x1() -> bytes:
@@ -38,11 +36,6 @@ def png_1x1() -> bytes:
 
 
 PNG_1X1 = png_1x1()
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
 
 
 @pytest.mark.parametrize(

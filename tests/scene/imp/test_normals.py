@@ -181,8 +181,7 @@ def deformed_normals(mesh, how: str) -> np.ndarray:
 
 
 @pytest.fixture(autouse=True)
-def empty_scene(monkeypatch):
-    bpy.ops.wm.read_homefile(use_empty=True)
+def nodes_for_small_meshes(empty_scene, monkeypatch):
     monkeypatch.setattr(nm, "NODES_MIN_CORNERS", 0)  # the test meshes are small
 
 

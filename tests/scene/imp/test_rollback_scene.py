@@ -8,27 +8,13 @@ from pathlib import Path
 import pytest
 
 bpy = pytest.importorskip("bpy")
-import addon_utils  # noqa: E402
 from xof.addon.scene.imp import rollback  # noqa: E402
 
-from ..scene_fixtures import reset_blender  # noqa: E402
 from ..skin_fixtures import character_text, write  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("xof_enabled", "empty_scene")]
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def enabled():
-    addon_utils.enable("xof", default_set=True)
-    yield
-    addon_utils.disable("xof", default_set=True)
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
 
 
 def settings(scene) -> dict[str, object]:

@@ -15,17 +15,11 @@ from xof.addon.scene.imp.textures import is_image_file, locate_texture  # noqa: 
 from xof.addon.scene.importer import build_scene  # noqa: E402
 from xof.addon.xfile.views.model import MaterialData, SceneData  # noqa: E402
 
-from ..scene_fixtures import reset_blender  # noqa: E402
 from .test_materials_textures import PNG_1X1, one_tri  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 TGA_2X1 = bytes([0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0, 24, 0]) + b"\x00\x00\xff" * 2
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    reset_blender()
 
 
 @pytest.fixture

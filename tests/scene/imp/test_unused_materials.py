@@ -8,7 +8,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene import importer  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 MATERIAL = "Material {name} {{ {r};{g};{b};1.0;; 5.0; 0;0;0;; 0;0;0;; }}\n"
 TRIANGLES = (
@@ -24,11 +24,6 @@ def file_text(with_mesh: bool = True) -> str:
     if with_mesh:
         text += TRIANGLES.format(inline=MATERIAL.format(name="Blue", r=0, g=0, b=1))
     return text + MATERIAL.format(name="Other", r=1, g=1, b=0)
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    bpy.ops.wm.read_homefile(use_empty=True)
 
 
 def test_unused_materials_become_extra_slots(tmp_path):

@@ -11,7 +11,7 @@ from xof.addon.scene import importer  # noqa: E402
 
 from ..morph_fixtures import GRID_FACES, MorphFixture, grid_positions  # noqa: E402
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 NAMES = ["neutral", "aaa", "eee", "blink"]
 
@@ -21,11 +21,6 @@ def faces_fixture() -> MorphFixture:
     meshes["neutral_again"] = meshes["neutral"].copy()  # a target equal to the Basis
     meshes["Hat"] = grid_positions(9, count=9)  # another vertex count: stays a mesh
     return MorphFixture(meshes=meshes, sets=[])
-
-
-@pytest.fixture(autouse=True)
-def clean():
-    bpy.ops.wm.read_homefile(use_empty=True)
 
 
 def key_positions(block) -> np.ndarray:
