@@ -1,11 +1,17 @@
 """Cloth and soft-body solvers: numpy only, no bpy. The Blender side drives them per frame.
 
+Rooms: ``mesh/`` (springs, neighbours, rows, triangle geometry), ``xpbd/`` (the default
+solver: build, colouring, limiters, tethers, constraint pass, merge), ``classic/`` (the book's
+solver), ``collide/`` (colliders, the mesh collider and its broad phase), ``self_collide/``,
+``many/`` (the World and its helper processes); model, settings, simulator and guard here.
+This module is the only door the rest of xof uses.
+
 Contract (Z up, metres, seconds; ``N`` points, ``P`` of them pinned). One convention for
 space: the model's rest shape is in the object's space, and every frame the simulator is given
 the object's ``matrix_world``; everything else (state, pins, colliders, results) is in world
 space.
 
-Springs (``springs.py``), pure index work, every result ``(k, 2) int64`` with ``i < j``,
+Springs (``mesh/springs.py``), pure index work, every result ``(k, 2) int64`` with ``i < j``,
 sorted, no duplicates:
     ``face_edges(face_sizes, corners)``: unique face edges (one spring per edge);
     ``shear_springs(face_sizes, corners)``: non-adjacent corner pairs of faces with 4+ corners;
@@ -54,7 +60,7 @@ asked) that writes:
   keeps caches that belong to this process's points.
 The solvers, the World's merge (``xpbd/merge.py``) and the helper processes (``many/``) ask
 nothing else, so nothing else changes; ``tests/sim/test_collider_kind.py`` shows a box.
-Self-collision (``self_collision.py``): ``SimSettings(self_collision=True,
+Self-collision (``self_collide/self_collision.py``): ``SimSettings(self_collision=True,
 self_distance=0.015)`` with the cloth's triangles given as ``Simulator(model, settings,
 triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``World``).
 
@@ -92,15 +98,15 @@ exception: pins that jump farther in a frame than the cloth can follow (half of
 rotation and shift of the pins, ``rigid_carry.py``), then the frame is simulated; a recovery
 also carries the last good state to the pins' new place.
 
-Solvers: ``solver_xpbd.XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
+Solvers: ``xpbd/solver.py``'s ``XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
 tethers to pins, long-range stretch limiters for cloth: ``SimSettings.stretch_limit_levels``,
-see ``limiters.py``) and ``solver_classic.ClassicSolver`` (the book's explicit mass-spring
+see ``xpbd/limiters.py``) and ``classic/solver.py``'s ``ClassicSolver`` (the book's explicit mass-spring
 model). Building a ``Simulator`` colours the springs and computes tethers and limiters
 (build times: tests/bench/README.md); ``update_settings(settings)`` keeps the state and
 that build when only values change (stiffness, damping, gravity, wind ...), and rebuilds
 what the new settings change otherwise. ``SimSettings.book()`` gives the book's model.
 
-World (``world.py``): ``World(simulators)`` steps several objects a frame at a time,
+World (``many/world.py``): ``World(simulators)`` steps several objects a frame at a time,
 ``step([ObjectFrame(pinned_targets, object_matrix, colliders, shape_targets), ...])`` -> a
 ``StepResult`` per object (``steps(...)`` yields them batch by batch as they are ready); the
 XPBD ones sharing a substep length are solved in one merged pass, each object getting exactly

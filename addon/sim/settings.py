@@ -19,7 +19,7 @@ The same setting means the same physics in both solvers:
   simulation by ``time_scale / fps`` seconds.
 - ``substeps``: solver steps a frame, 1 to ``MAX_FRAME_SUBSTEPS`` (a hard maximum: more is
   clamped, with a note, as any out-of-range value).
-- ``max_substeps``: classic only: the explicit stability bound (``stability.py``) raises the
+- ``max_substeps``: classic only: the explicit stability bound (``classic/stability.py``) raises the
   substeps up to this many; stiffer springs than that allows are softened, with a warning.
 - ``drag``: air drag as an acceleration ``-drag * v`` (1/s), independent of mass.
 - ``shape_stiffness``: soft body only, the fraction of the way back to the rest shape per

@@ -2,7 +2,7 @@
 
 A ``World`` holds one ``Simulator`` per object (each built, validated and guarded as it
 would be alone) and solves the XPBD ones that share a substep length in one merged solver
-(``xpbd_merge.py``): their states live in shared arrays that each object's ``Simulator``
+(``xpbd/merge.py``): their states live in shared arrays that each object's ``Simulator``
 sees as a view of its rows, so per-object calls (``reset``, ``set_state``, ``state``,
 ``update_settings``, the guard and its recovery) keep working and stay per object. Each
 object keeps its own settings, pins, object matrix and colliders; the result for an object

@@ -4,7 +4,7 @@ Pairs are a point and a triangle that does not contain it; pairs closer than
 ``excluded_at_rest`` distances in the rest shape (the neighbouring triangles of a fine mesh)
 are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
 would carry thousands of useless pairs). Each substep every candidate pair gets
-its closest point and a swept test as for a collider surface (``mesh_collider.py``): a
+its closest point and a swept test as for a collider surface (``collide/mesh_collider.py``): a
 point stays on the side of the triangle it was on at the substep's start, and a point whose
 path crossed the triangle inside it is put back on that side. The correction of a contact
 moves the point and the triangle's three corners apart along the contact normal, shared by

@@ -17,7 +17,7 @@ Speed (numpy): the state is ``(N, 4)`` float32 (x, y, z, 0), viewed as one compl
 point, so rows move as one 16-byte item; no point repeats inside a group, so no scatter-add
 is needed. During the pass the state is kept in the order of the big group (or tether slot)
 being solved (``work_state.py``); one group's projection is ``constraint_pass.project``.
-Which constraints there are and in which groups is built by ``xpbd_build.py``; work buffers
+Which constraints there are and in which groups is built by ``build.py``; work buffers
 are preallocated. Where the time goes: tests/bench/README.md.
 """
 
