@@ -98,9 +98,10 @@ exception: pins that jump farther in a frame than the cloth can follow (half of
 rotation and shift of the pins, ``rigid_carry.py``), then the frame is simulated; a recovery
 also carries the last good state to the pins' new place.
 
-Solvers: ``xpbd/solver.py``'s ``XpbdSolver`` (default; small-step XPBD, colour-grouped Gauss-Seidel,
-tethers to pins, long-range stretch limiters for cloth: ``SimSettings.stretch_limit_levels``,
-see ``xpbd/limiters.py``) and ``classic/solver.py``'s ``ClassicSolver`` (the book's explicit mass-spring
+Solvers: ``XpbdSolver`` (``xpbd/solver.py``; the default: small-step XPBD, colour-grouped
+Gauss-Seidel, tethers to pins, long-range stretch limiters for cloth:
+``SimSettings.stretch_limit_levels``, see ``xpbd/limiters.py``) and ``ClassicSolver``
+(``classic/solver.py``: the book's explicit mass-spring
 model). Building a ``Simulator`` colours the springs and computes tethers and limiters
 (build times: tests/bench/README.md); ``update_settings(settings)`` keeps the state and
 that build when only values change (stiffness, damping, gravity, wind ...), and rebuilds

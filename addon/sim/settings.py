@@ -82,7 +82,7 @@ class SimSettings:
     tether_pins: int = 2  # how many nearest pins each free point is tethered to
     stretch_limit_levels: int = 3  # XPBD cloth: limiters over 2, 4, 8 ... springs (0 = none),
     # counted for a cloth 100 springs across: one more per doubling; coarse cloth stops at
-    # the level spanning a fifth of it (xpbd_build.limiter_level_count)
+    # the level spanning a fifth of it (xpbd/build.py: limiter_level_count)
     max_speed: float = 1.0e3  # m/s; a free point faster than this counts as an explosion
     max_stretch: float = 10.0  # a structural spring longer than this x rest = explosion
     self_collision: bool = False

@@ -116,7 +116,7 @@ class Simulator:
     def update_settings(self, settings: SimSettings) -> None:
         """Use ``settings`` from the next step on, keeping the state. Values (stiffness,
         damping, gravity, wind ...) are swapped in place; only a change of what the
-        constraints are (``xpbd_build.topology_key``) or of the solver builds a new one."""
+        constraints are (``xpbd/build.py``'s ``topology_key``) or of the solver builds a new one."""
         new, notes = settings.validated()
         self.warnings += notes
         old = self.settings

@@ -54,7 +54,7 @@ class XpbdSolver:
     def __init__(
         self, model: ClothModel, settings: SimSettings, report: Report | None = None
     ) -> None:
-        """``report`` (optional) is told each of ``xpbd_build.BUILD_STAGES`` as it starts."""
+        """``report`` (optional) is told each of ``build.BUILD_STAGES`` as it starts."""
         self.model = model
         self.settings = settings
         inv_mass = model.inverse_masses
@@ -105,7 +105,7 @@ class XpbdSolver:
         return self.settings.substeps
 
     def update_settings(self, settings: SimSettings) -> bool:
-        """Take new values for the same topology (see ``xpbd_build.topology_key``): the
+        """Take new values for the same topology (see ``build.topology_key``): the
         groups' stiffness, forces and damping are recomputed, nothing is recoloured. False
         (and nothing changed) when the new settings need a new build."""
         if topology_key(settings) != topology_key(self.settings):
