@@ -212,7 +212,7 @@ class Simulator:
         s = self.settings
         dt = 1.0 / s.fps if frame_dt is None else float(frame_dt)
         if not np.isfinite(dt) or dt <= 0.0:
-            self._warn(f"frame step {frame_dt!r} ignored")
+            self.warn(f"frame step {frame_dt!r} ignored")
             return None
         matrix = self._matrix(object_matrix)
         pin_end = self._pin_targets(pinned_targets, matrix)
@@ -233,7 +233,7 @@ class Simulator:
             and jump_too_far(pin_start, pin_end, sim_dt, s.max_speed)
         ):
             self._carry_with_pins(pin_end)
-            self._warn("pins jumped farther than the cloth can follow: carried with them")
+            self.warn("pins jumped farther than the cloth can follow: carried with them")
             pin_start = self.pos[self.pinned_ids, :3]
         return FramePlan(sim_dt, substeps, pin_start, pin_end, revert, weights)
 
@@ -246,7 +246,7 @@ class Simulator:
         """Check the frame's result (restoring the last good state if it is bad) and return
         positions ``(N, 3)`` float32."""
         with np.errstate(all="ignore"):
-            problem = self.guard.problem(self.pos, self.vel, self._good_pos, plan.sim_dt)
+            problem = self.guard.problem(self.pos, self.vel, self.good_pos, plan.sim_dt)
         if problem is None:
             self._remember_good()
         else:
@@ -271,16 +271,16 @@ class Simulator:
         self._remember_good()
 
     def _remember_good(self) -> None:
-        good = getattr(self, "_good_pos", None)
+        good = getattr(self, "good_pos", None)
         if good is not None and good.shape == self.pos.shape and good.dtype == self.pos.dtype:
             np.copyto(good, self.pos)  # in place: a World may keep it as a view
         else:
-            self._good_pos = self.pos.copy()
+            self.good_pos = self.pos.copy()
 
     def _recover(self, problem: str, pin_end: np.ndarray | None) -> None:
         self.recoveries += 1
-        self._warn(f"simulation unstable ({problem}): restored the last good state")
-        np.copyto(self.pos, self._good_pos)
+        self.warn(f"simulation unstable ({problem}): restored the last good state")
+        np.copyto(self.pos, self.good_pos)
         self.vel.fill(0.0)
         if pin_end is not None:
             self._carry_with_pins(pin_end)
@@ -297,11 +297,12 @@ class Simulator:
             carry(self.pos, self.vel, rotation, translation)
         self.pos[self.pinned_ids, :3] = pin_end
         if not (np.isfinite(self.pos).all() and np.isfinite(self.vel).all()):
-            np.copyto(self.pos, self._good_pos)  # beyond float range: stay, pins included
+            np.copyto(self.pos, self.good_pos)  # beyond float range: stay, pins included
             self.vel.fill(0.0)
         self._remember_good()
 
-    def _warn(self, text: str) -> None:
+    def warn(self, text: str) -> None:
+        """Report ``text`` with this frame's warnings (a World says so of its helper)."""
         if len(self.warnings) < MAX_WARNINGS:
             self.warnings.append(text)
         if len(self._fresh) < MAX_WARNINGS:
@@ -322,7 +323,7 @@ class Simulator:
         if arr.shape != (self.model.point_count, 3):
             raise ValueError(f"{name} must be ({self.model.point_count}, 3), got {arr.shape}")
         if not np.isfinite(arr).all():
-            self._warn(f"non-finite {name} refused")
+            self.warn(f"non-finite {name} refused")
             return None
         return arr
 
@@ -333,7 +334,7 @@ class Simulator:
         if m.shape != (4, 4):
             raise ValueError(f"object matrix must be (4, 4), got {m.shape}")
         if not np.isfinite(m).all():
-            self._warn("non-finite object matrix ignored")
+            self.warn("non-finite object matrix ignored")
             return None
         return m
 
@@ -345,7 +346,7 @@ class Simulator:
         if arr.shape != (self.model.point_count, 3):
             raise ValueError(f"shape targets must be ({self.model.point_count}, 3)")
         if not np.isfinite(arr).all():
-            self._warn("non-finite shape targets ignored")
+            self.warn("non-finite shape targets ignored")
             return None
         return arr
 
@@ -365,6 +366,6 @@ class Simulator:
             raise ValueError(f"pinned targets must be ({pins.size}, 3): one per pinned point")
         bad = ~np.isfinite(chosen).all(axis=1)
         if bad.any():
-            self._warn(f"{int(bad.sum())} non-finite pinned targets ignored")
+            self.warn(f"{int(bad.sum())} non-finite pinned targets ignored")
             chosen[bad] = self.pos[pins[bad], :3]
         return chosen

@@ -100,10 +100,10 @@ class _Batch:
                 self.pos, self.vel = self.remote.pos, self.remote.vel
             except WorkerError:
                 self.remote = None
-        self.good = np.concatenate([s._good_pos for s in self.sims])
+        self.good = np.concatenate([s.good_pos for s in self.sims])
         for i, sim in enumerate(self.sims):
             rows = self.solver.rows(i)
-            sim.pos, sim.vel, sim._good_pos = self.pos[rows], self.vel[rows], self.good[rows]
+            sim.pos, sim.vel, sim.good_pos = self.pos[rows], self.vel[rows], self.good[rows]
         offsets = [int(o) for o in self.solver.offsets[:-1]]
         self.guard = ExplosionGuard.merged([s.guard for s in self.sims], offsets)
         pinned = [s.pinned_ids + o for s, o in zip(self.sims, offsets, strict=True)]
@@ -246,7 +246,7 @@ class _Batch:
         """The helper failed: this batch steps here from now on (its members are told)."""
         self.remote = None
         for sim in self.sims:
-            sim._warn(f"helper process failed, stepping here: {str(exc).splitlines()[0]}")
+            sim.warn(f"helper process failed, stepping here: {str(exc).splitlines()[0]}")
 
     def finish(self, job: _Frame | None) -> list[StepResult]:
         """Each member's positions after the frame (checked by the guard) and warnings."""

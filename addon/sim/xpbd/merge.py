@@ -146,11 +146,11 @@ class MergedXpbd(XpbdSolver):
         self.model = self.members[0].model  # per-point terms come from each member's own
         by_place: dict[tuple[int, int], list[tuple[ConstraintGroup, int]]] = {}
         for solver, off in zip(self.members, self.offsets, strict=False):
-            for group, source in zip(solver.groups, solver._sources, strict=True):
+            for group, source in zip(solver.groups, solver.sources, strict=True):
                 by_place.setdefault(source.place, []).append((group, int(off)))
         groups = [merge_group(by_place[place]) for place in sorted(by_place)]
         inv_mass = np.concatenate([s.inv_mass for s in self.members])
-        self._sources = []
+        self.sources = []
         self._setup(inv_mass, groups, self._merged_tethers())
         self.notes = []
         self.face_wind = None

@@ -58,8 +58,9 @@ class XpbdSolver:
         self.model = model
         self.settings = settings
         inv_mass = model.inverse_masses
-        groups, self._sources = build_groups(model, settings, inv_mass, report)
-        apply_stiffness(groups, self._sources, model, settings)
+        # each group's sources (which springs or limiters): new stiffness values are set by them
+        groups, self.sources = build_groups(model, settings, inv_mass, report)
+        apply_stiffness(groups, self.sources, model, settings)
         if report is not None:
             report("tethers")
         tethers = build_tether_slots(model, settings)
@@ -111,7 +112,7 @@ class XpbdSolver:
         if topology_key(settings) != topology_key(self.settings):
             return False
         self.settings = settings
-        apply_stiffness(self.groups, self._sources, self.model, settings)
+        apply_stiffness(self.groups, self.sources, self.model, settings)
         self.notes = []
         self.face_wind = face_wind_for(self.model, settings, self.notes)
         self._dt = -1.0  # gains, forces and damping follow at the next substep
