@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from addon.xfile import XFileError, read
+from addon.xfile import XFileError, read, scene_of
 
 from .test_containers import TEXT_BODY, binary_body
 from .xenc import Bin, compressed_file, dword, word
@@ -198,7 +198,7 @@ def test_a_5000_deep_chain_reads_views_writes_and_reads_back(fmt: str) -> None:
     again = read(write(doc, fmt))
     assert document_differences(doc, again, 32) == []
     for d in (doc, again):
-        scene = d.scene()
+        scene = scene_of(d)
         frame, levels = scene.frames[0], 1
         while frame.children:
             (frame,) = frame.children

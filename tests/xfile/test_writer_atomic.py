@@ -282,21 +282,21 @@ def test_a_symlink_is_written_through_and_stays_a_link(fmt: str, tmp_path: Path)
     link.symlink_to(kept)
     write_file(link, grid_doc(4), fmt)
     assert link.is_symlink() and os.readlink(link) == str(kept)
-    assert len(read(kept).scene().all_meshes()[0].positions) == 16  # 4 x 4, was 2 x 2
+    assert len(scene_of(read(kept)).all_meshes()[0].positions) == 16  # 4 x 4, was 2 x 2
     assert kept.stat().st_mode & 0o777 == 0o640
     assert _leftovers(assets, "kept.x") == [] and _leftovers(work, "model.x") == []
     chain = work / "chain.x"  # a link to a link: the final file
     chain.symlink_to(link)
     write_file(chain, grid_doc(3), fmt)
     assert chain.is_symlink() and link.is_symlink()
-    assert len(read(kept).scene().all_meshes()[0].positions) == 9
+    assert len(scene_of(read(kept)).all_meshes()[0].positions) == 9
 
 
 def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
     link = tmp_path / "model.x"
     link.symlink_to(tmp_path / "made.x")
     write_file(link, grid_doc(2))
-    assert link.is_symlink() and len(read(tmp_path / "made.x").scene().all_meshes()) == 1
+    assert link.is_symlink() and len(scene_of(read(tmp_path / "made.x")).all_meshes()) == 1
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -81,7 +81,7 @@ def test_a_300_bone_chain_exports_and_reads_back(tmp_path: Path) -> None:
         bone.use_connect = previous is not None
         previous = bone
     bpy.ops.object.mode_set(mode="OBJECT")
-    target = tmp_path / "tail.x"
+    target = tmp_path / "Tail.x"  # named as the armature: no frame of its name above the bones
     export_scene(str(target))
     reset_blender()
     import_files([target], ImportOptions(every_frame=True))
