@@ -239,8 +239,8 @@ def test_textures_travel_with_the_file(tmp_path: Path) -> None:
 
 def test_path_modes(tmp_path: Path) -> None:
     """Copy never overwrites another image of the same name; Relative writes ``../`` paths
-    (which the importer follows into a sibling folder); Absolute the full path; Strip the name; Auto leaves images in the file's folder
-    tree where they are."""
+    (which the importer follows into a sibling folder); Absolute the full path; Strip the
+    name; Auto leaves images in the file's folder tree where they are."""
     (tmp_path / "src").mkdir()
     (tmp_path / "out" / "maps").mkdir(parents=True)
     image = tmp_path / "src" / "paint.png"
