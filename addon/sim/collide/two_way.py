@@ -20,9 +20,12 @@ The side a vertex is kept on:
 A vertex that crossed a triangle during the substep (inside it where the two met, both
 moving linearly) is put back on the side it came from, however deep it went.
 
-Only triangles that can be crossed while their corners keep the reach take part: a
-triangle whose circumradius at rest is below ``COARSE * reach`` has every point within the
-reach of a corner (the bench's 100 x 100 cape has none, the demo's 19 x 27 cape all).
+Only coarse triangles take part: one whose circumradius is below the reach has every point
+within the reach of a corner, so no vertex gets through it while its corners keep the reach;
+up to ``COARSE`` reaches a vertex gets through by less than a reach, and the candidates'
+cost is not worth it (the demo's 19 x 27 cape, 1.0 to 1.7 reaches, then cost 230 ms a frame
+on a loaded 2-core machine, more than the rest of the frame; the bench's 100 x 100 cape is
+finer still; a 6 x 6 cape of the same size is some 6 reaches).
 
 Candidates (vertex, triangle) come from a grid of the triangles' boxes grown by the reach,
 the depth, a slack and the farthest vertex travel over a window of the frame; they hold
@@ -42,7 +45,7 @@ from ..mesh.triangle_geometry import cross, dot
 from .broad_phase import BoxGrid
 from .mesh_collider import MeshCollider, default_friction
 
-COARSE = 0.5  # triangles of a circumradius at rest below this many reaches take no part
+COARSE = 2.0  # triangles of a circumradius at rest below this many reaches take no part
 DEPTH = 3.0  # crossings the cloth started with are worked out up to this many reaches deep
 WORK_STEP = 0.5  # a started crossing moves the triangle at most this many reaches a substep
 ALIGN = 0.3  # ... when the vertex's normal is at least this much along the triangle's
