@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mesh.triangle_geometry import cross, dot
+from ..mesh.triangle_geometry import closest_points, cross, dot
 from .broad_phase import BoxGrid
 from .mesh_collider import MeshCollider, default_friction
 
@@ -109,6 +109,10 @@ class _Candidates:
     anchor: np.ndarray  # (m, 4) their positions when found
     slack: float
     subset: np.ndarray | None  # the ``rows`` they were found for (held: its id is the key)
+    verts: np.ndarray  # the distinct vertices and triangles of the pairs, and each pair's
+    vert_at: np.ndarray  # place among them
+    tris: np.ndarray
+    tri_at: np.ndarray
 
 
 class TwoWay:
@@ -244,19 +248,38 @@ class TwoWay:
         lo -= grow
         hi += grow
         point, box = BoxGrid(lo, hi).query(v_start)
+        # then by distance: the vertex may come within ``max(reach, depth)`` of the triangle
+        # while it travels, the triangle's points stay within the slack (per axis) and
+        # this substep's own motion, from ``pos``, is covered
+        step = float(np.abs(pos[corners.ravel()] - prev[corners.ravel()]).max(initial=0.0))
+        limit = max(reach, depth) + np.sqrt(3.0) * (slack + travel + step) + 1e-4
+        at = corners[box]
+        abc = [np.ascontiguousarray(pos[at[:, k], :3].T, dtype=np.float64) for k in range(3)]
+        p = np.ascontiguousarray(v_start[point].T)
+        q, _, _ = closest_points(p, *abc)
+        e = p - q
+        near = dot(e, e) <= limit * limit
+        point, box = point[near], box[near]
         order = np.lexsort((tris[box], point))
         points = np.unique(corners)
+        vert, tri = point[order], tris[box][order]
+        verts, vert_at = np.unique(vert, return_inverse=True)
+        tri_ids, tri_at = np.unique(tri, return_inverse=True)
         return _Candidates(
             collider,
             collider.poses,
             reach,
-            point[order],
-            tris[box][order],
+            vert,
+            tri,
             ends,
             points,
             pos[points].copy(),
             slack,
             rows,
+            verts,
+            vert_at.reshape(-1),
+            tri_ids,
+            tri_at.reshape(-1),
         )
 
     def _vertex_normals(self, collider: MeshCollider, end: np.ndarray) -> np.ndarray:
@@ -266,6 +289,34 @@ class TwoWay:
         normals = vertex_normals(end, collider.triangles)
         self._normals[id(collider)] = (collider, collider.poses, normals)
         return normals
+
+    def _near_planes(
+        self,
+        found: _Candidates,
+        pos: np.ndarray,
+        prev: np.ndarray,
+        path: tuple[np.ndarray, np.ndarray, float, float],
+        limit: float,
+    ) -> np.ndarray:
+        """The candidates whose vertex is within ``limit`` of the triangle's plane at the
+        substep's end, or changed sides of it (or was on it) over the substep: per
+        distinct vertex and triangle, then one gather a pair. Generous by a rounding
+        margin: ``_push`` decides on its own figures."""
+        start, end, t0, t1 = path
+        s, e = start[found.verts], end[found.verts]
+        v0 = (s + (e - s) * t0).astype(np.float32)[found.vert_at]
+        v1 = (s + (e - s) * t1).astype(np.float32)[found.vert_at]
+        corners = self.triangles[found.tris]
+        n0, d0 = _planes(prev, corners)
+        n1, d1 = _planes(pos, corners)
+        at = found.tri_at
+        s0 = _heights(n0[at], d0[at], v0)
+        s1 = _heights(n1[at], d1[at], v1)
+        tolerance = np.float32(1e-4 * (1.0 + limit))
+        keep = np.abs(s1) <= np.float32(limit) + tolerance
+        keep |= (s0 < tolerance) != (s1 < -tolerance)
+        keep |= np.abs(s0) <= tolerance
+        return np.flatnonzero(keep)
 
     def _push(
         self,
@@ -281,12 +332,15 @@ class TwoWay:
         """Check every candidate at this substep and move the triangles in contact."""
         f32 = np.float32
         start, end, t0, t1 = path
-        verts, inverse = np.unique(found.vert, return_inverse=True)
-        s, e = start[verts], end[verts]
-        v0 = np.ascontiguousarray(((s + (e - s) * t0).astype(np.float32)).T)[:, inverse]
-        v1 = np.ascontiguousarray(((s + (e - s) * t1).astype(np.float32)).T)[:, inverse]
-        normal_v = self._vertex_normals(collider, end)[found.vert].T
-        corners = self.triangles[found.tri]
+        chosen = self._near_planes(found, pos, prev, path, max(reach, depth))
+        if not chosen.size:
+            return 0
+        vert, tri = found.vert[chosen], found.tri[chosen]
+        s, e = start[vert], end[vert]
+        v0 = np.ascontiguousarray((s + (e - s) * t0).astype(np.float32).T)
+        v1 = np.ascontiguousarray((s + (e - s) * t1).astype(np.float32).T)
+        normal_v = self._vertex_normals(collider, end)[vert].T
+        corners = self.triangles[tri]
         a1, b1, c1 = (np.ascontiguousarray(pos[corners[:, k], :3].T) for k in range(3))
         a0, b0, c0 = (np.ascontiguousarray(prev[corners[:, k], :3].T) for k in range(3))
         n1 = _unit(cross(b1 - a1, c1 - a1))
@@ -359,6 +413,22 @@ class TwoWay:
             column = pos[:, axis]
             column[touched] += (total[touched] / count[touched]).astype(pos.dtype)
         return int(hit.size)
+
+
+def _planes(state: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals ``(m, 3)`` float32 and plane offsets ``(m,)`` of triangles ``corners``
+    ``(m, 3)`` of the ``(N, 4)`` rows ``state`` (elementwise: a row's values never depend on
+    the others')."""
+    a, b, c = (state[corners[:, k], :3].astype(np.float32) for k in range(3))
+    n = np.cross(b - a, c - a)
+    length = np.sqrt(n[:, 0] * n[:, 0] + n[:, 1] * n[:, 1] + n[:, 2] * n[:, 2])
+    n /= np.where(length > 0, length, np.inf)[:, None]
+    return n, n[:, 0] * a[:, 0] + n[:, 1] * a[:, 1] + n[:, 2] * a[:, 2]
+
+
+def _heights(n: np.ndarray, d: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Signed heights of points ``v`` ``(k, 3)`` over planes ``n`` ``(k, 3)``, ``d`` ``(k,)``."""
+    return n[:, 0] * v[:, 0] + n[:, 1] * v[:, 1] + n[:, 2] * v[:, 2] - d
 
 
 def _unit(n: np.ndarray) -> np.ndarray:
