@@ -124,3 +124,14 @@ def icosphere(
         )
     verts = verts / np.linalg.norm(verts, axis=1, keepdims=True)
     return verts * radius + np.asarray(centre, dtype=float), tris
+
+
+def capsule(
+    radius: float, length: float, rings: int = 16, segments: int = 24
+) -> tuple[np.ndarray, np.ndarray]:
+    """A closed capsule along x centred at the origin (a UV sphere whose halves are moved
+    ``length / 2`` apart), outward (counter-clockwise) triangles."""
+    verts, tris = uv_sphere(rings, segments, radius)
+    verts = verts[:, [2, 0, 1]]  # the poles on the x axis (a cyclic swap keeps the winding)
+    verts[:, 0] += np.where(verts[:, 0] > 0, length / 2, -length / 2)
+    return verts, tris

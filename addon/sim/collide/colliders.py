@@ -15,11 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..mesh.rows import dot_rows, put_columns, put_rows, squared_lengths, take_columns, take_rows
+
+if TYPE_CHECKING:  # the mesh collider subclasses Collider: for annotations only
+    from .mesh_collider import MeshCollider
 
 TINY_SQUARED = 1e-30  # keeps a zero slip finite: 0 / tiny, then capped at 1
 Contacts = tuple[np.ndarray, np.ndarray, np.ndarray]  # indices (k,), normals (3, k), push (k,)
@@ -87,6 +90,11 @@ class Collider:
 
     def reach(self, margin: float) -> np.ndarray | None:
         del margin
+        return None
+
+    def surface(self) -> MeshCollider | None:
+        """The triangle surface whose vertices also push a coarse cloth's triangles
+        (``two_way.py``), or None: kinds without vertices (a sphere, a plane) push points only."""
         return None
 
     @property

@@ -486,6 +486,15 @@ class MeshCollider(Collider):
         keep = dist <= np.minimum(in_reach + slop, np.repeat(nearest, sizes) + slop_near + slop)
         return chosen[point[keep]], tri[keep], slack, anchor_tri, anchor_w
 
+    def surface(self) -> MeshCollider | None:
+        return self if self.triangles.size else None
+
+    def vertex_path(self) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """The vertices ``(V, 3)`` float64 at the frame's start and end (the surface moves
+        linearly between them) and this substep's fractions ``t0``, ``t1`` of the frame
+        (``two_way.py``: the vertices pushing a coarse cloth)."""
+        return self._prev, self._cur, self._t0, self._t1
+
     def _all_ids(self, count: int) -> np.ndarray:
         if self._ids.size != count:
             self._ids = np.arange(count)

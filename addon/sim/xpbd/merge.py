@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..collide.colliders import Collider, resolve_positions
+from ..collide.two_way import TwoWay
 from ..wind import FaceWind
 from .constraint_pass import ConstraintGroup
 from .solver import XpbdSolver
@@ -156,6 +157,16 @@ class MergedXpbd(XpbdSolver):
         self.face_wind = None
         self._face_winds = self._merged_face_wind()
         self.contact_sets: list[ContactSet] = []
+        self.two_way = TwoWay(
+            np.concatenate(
+                [
+                    m.two_way.triangles + off
+                    for m, off in zip(self.members, self.offsets[:-1], strict=True)
+                ]
+            ),
+            np.concatenate([m.model.rest_positions for m in self.members]),
+            inv_mass,
+        )
 
     def _merged_face_wind(self) -> tuple[FaceWind, np.ndarray] | None:
         """One face wind over the faces of every member blown by one, with each member's
@@ -222,6 +233,16 @@ class MergedXpbd(XpbdSolver):
             near = contact.near(box)
             if not near:
                 continue  # no point can reach them this substep
+            if self.two_way.active:  # each set's own triangles, its candidates kept apart
+                self.two_way.resolve(
+                    near,
+                    pos,
+                    prev,
+                    contact.margin,
+                    contact.friction,
+                    contact.movable,
+                    id(contact.movable),
+                )
             resolve_positions(
                 near,
                 pos,

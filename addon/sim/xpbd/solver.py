@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..collide.colliders import Collider, Scratch, resolve_positions
+from ..collide.two_way import TwoWay, cloth_triangles
 from ..model import ClothModel
 from ..settings import SimSettings
 from ..wind import face_wind_for
@@ -67,6 +68,9 @@ class XpbdSolver:
         if report is not None:
             report("pass plans")
         self._setup(inv_mass, groups, tethers)
+        self.two_way = TwoWay(
+            cloth_triangles(model.face_sizes, model.face_corners), model.rest_positions, inv_mass
+        )
         self.notes: list[str] = []
         self.face_wind = face_wind_for(model, settings, self.notes)
 
@@ -150,9 +154,12 @@ class XpbdSolver:
             vel[:, :3] += (push * (self.inv_mass * dt)[:, None]).astype(np.float32)
 
     def collide(self, pos: np.ndarray, prev: np.ndarray, colliders: tuple[Collider, ...]) -> None:
-        """Push the free points out of ``colliders``, with friction."""
+        """Push the cloth's triangles off surface colliders' vertices (``two_way.py``),
+        then the free points out of ``colliders``, with friction."""
         if colliders:
             s = self.settings
+            if self.two_way.active:
+                self.two_way.resolve(colliders, pos, prev, s.collision_margin, s.friction)
             resolve_positions(
                 colliders,
                 pos,
