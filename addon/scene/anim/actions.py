@@ -2,8 +2,7 @@
 
 One action per AnimationSet; one slot per animated object (the armature, rigid objects);
 one layer with one keyframe strip whose channelbag per slot holds the F-curves. Keys are
-written in bulk (``keyframe_points.add``, then ``foreach_set``, or for linear curves straight
-into the key array, :mod:`.keyframe_memory`); spline curves get their handles
+written in bulk (``keyframe_points.add`` + ``foreach_set``); spline curves get their handles
 (:mod:`.bezier_keys`).
 """
 
@@ -14,7 +13,6 @@ import numpy as np
 
 from . import bezier_keys
 from .key_sampling import Channels
-from .keyframe_memory import write_keys
 
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
@@ -104,15 +102,13 @@ class ActionBuilder:
                     fcurve.group = channel_group
                 points = fcurve.keyframe_points
                 points.add(count)
+                points.foreach_set("co", co[index])
+                points.foreach_set("interpolation", interpolation)
                 if spline:
-                    points.foreach_set("co", co[index])
-                    points.foreach_set("interpolation", interpolation)
                     points.foreach_set("handle_left", left[index])
                     points.foreach_set("handle_right", right[index])
                     points.foreach_set("handle_left_type", free)
                     points.foreach_set("handle_right_type", free)
-                else:
-                    write_keys(points, co[index], interpolation)
                 if cyclic:
                     fcurve.modifiers.new("CYCLES")
 
