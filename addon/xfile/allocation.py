@@ -1,13 +1,6 @@
-"""How a read allocates: the few process settings that decide its page-fault (system) time.
-
-A text read writes big fresh numpy arrays, through temporaries per chunk. Two Linux defaults
-make the kernel, not the parser, the slow part (figures in tests/bench/README.md):
-
-- glibc's malloc returns freed blocks above 128 KiB to the kernel at once, so every chunk's
-  temporaries (and a file's bytes, after the parse) are faulted in again (``settle_malloc``);
-- numpy asks for transparent huge pages on arrays of 4 MiB and more; with the common
-  ``defrag=madvise`` setting each such fault may compact memory synchronously
-  (``small_pages`` switches them off for the read only).
+"""How a read allocates: numpy asks for transparent huge pages on arrays of 4 MiB and more;
+with the common ``defrag=madvise`` setting each such fault may compact memory synchronously
+(``small_pages`` switches them off for the read only).
 """
 
 from __future__ import annotations
@@ -17,29 +10,6 @@ import importlib
 from collections.abc import Callable, Iterator
 
 import numpy as np
-
-_SETTLED = 8 << 20  # chunk temporaries of a text read or write
-#: glibc raises its mmap threshold with a freed block only up to 32 MiB (64-bit), malloc's
-#: own bytes included
-_SETTLED_MAX = 31 << 20
-_malloc_settled = 0  # the largest block settled so far
-
-
-def settle_malloc(at_least: int = _SETTLED) -> None:
-    """Allocate and free one block of 8 MiB, or of ``at_least`` bytes (a file's, rounded up
-    to a MiB, at most 31 MiB), once per size: so glibc keeps blocks that big in its heap.
-
-    Freeing a mapped block raises glibc's mmap threshold to its size and the trim threshold
-    to twice that: later blocks up to that size come from (and go back to) the heap, so a
-    chunk's temporaries are not faulted in again, and a file's bytes, freed after the parse,
-    are reused by the arrays built next instead of being returned to the kernel and faulted
-    in again. Elsewhere one harmless allocation.
-    """
-    global _malloc_settled
-    size = min(max(_SETTLED, -(-at_least // (1 << 20)) << 20), _SETTLED_MAX)
-    if size > _malloc_settled:
-        np.empty(size, dtype=np.uint8)  # freed at once
-        _malloc_settled = size
 
 
 def _huge_page_switch() -> Callable[[bool], bool] | None:

@@ -26,7 +26,7 @@ import re
 
 import numpy as np
 
-from .allocation import Output, settle_malloc
+from .allocation import Output
 from .number_kernel import PAD, convert, work_buffer
 
 SEPARATORS = b" \t\n\r\v\f,;"
@@ -159,7 +159,6 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
     as big as the memory limit allows on the bytes the run surely has: those read, or more
     when a regex proves the run goes on (far cheaper than converting: full steps at once).
     """
-    settle_malloc()
     n = len(data)
     out = Output()
     pos = start
