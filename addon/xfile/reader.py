@@ -6,7 +6,6 @@ import os
 import struct
 from collections.abc import Callable
 
-from .allocation import small_pages
 from .binary_tokens import BinaryTokens
 from .codepages import NameDecoder
 from .container import HEADER_SIZE, open_container
@@ -44,8 +43,7 @@ def read_document(source: object, encoding: str = "auto") -> XDocument:
     path = path_of(source)
     try:
         raw, path = load(source)
-        with small_pages():
-            return parse_into_document(raw, path, decoder)
+        return parse_into_document(raw, path, decoder)
     except MemoryError:
         raise XFileError("not enough memory to read the file", path) from None
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ...xfile.allocation import small_pages
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ...xfile.writer import write_file
@@ -383,13 +382,8 @@ def export_scene(
     options = options or ExportOptions()
     context = context or bpy.context
     folder = os.path.dirname(os.path.abspath(filepath))
-    # binary: big fresh arrays without huge-page advice (with THP defrag=madvise each 2 MiB
-    # fault may compact memory synchronously: about half of a binary export's CPU); text
-    # formatting gathers across the arrays and is faster on huge pages
-    binary = options.format in ("bin", "bzip")
-    with small_pages() if binary else contextlib.nullcontext():
-        doc, result = build_document(context, options, folder)
-        result.filepath = filepath
-        result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
-                                 level=options.compress_level)  # fmt: skip
+    doc, result = build_document(context, options, folder)
+    result.filepath = filepath
+    result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
+                             level=options.compress_level)  # fmt: skip
     return result
