@@ -37,7 +37,7 @@ def helper_thread(corners: int) -> Iterator[Executor | None]:
 
 def _get(collection: object, prop: str, count: int, width: int, dtype: type) -> np.ndarray:
     """A bulk read."""
-    out = np.empty(count * width, dtype=dtype)
+    out: np.ndarray = np.empty(count * width, dtype=dtype)
     collection.foreach_get(prop, out)  # type: ignore[attr-defined]
     return out.reshape(-1, width) if width > 1 else out
 
