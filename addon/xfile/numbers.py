@@ -200,7 +200,7 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
 
 def _room(run: int, held: int) -> int:
     """Bytes the memory limit on ``run`` bytes leaves for a step beside the output (``held``
-    bytes now, which may grow by a quarter)."""
+    bytes now, and a quarter of that spare)."""
     return MEMORY_PER_BYTE * run + MEMORY_SLACK - held - held // 4
 
 
