@@ -6,7 +6,6 @@ import os
 import struct
 from collections.abc import Callable
 
-from .allocation import small_pages
 from .container.header import HEADER_SIZE, open_container
 from .container.mszip import InflateLimit
 from .container.source import read_file
@@ -47,8 +46,7 @@ def read_document(
     path = path_of(source)
     try:
         raw, path = load(source)
-        with small_pages():
-            return parse_into_document(raw, path, decoder, limit=limit)
+        return parse_into_document(raw, path, decoder, limit=limit)
     except MemoryError:
         raise XFileError("not enough memory to read the file", path) from None
 

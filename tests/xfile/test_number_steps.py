@@ -2,7 +2,7 @@
 
 The memory limit (issue 7) sizes steps by the token density seen so far and caps their tokens;
 a dense stretch after a sparse one is cut short. Values must not depend on where it is cut,
-nor on how the output grows (in place without huge pages, joined parts with them).
+nor on how the output is cut into steps.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from addon.xfile.allocation import small_pages
 from addon.xfile.scan.number_kernel import PAD, convert, work_buffer
 from addon.xfile.scan.numbers import scan_numbers
 
@@ -29,14 +28,9 @@ def test_token_cap_takes_a_prefix_of_the_tokens(cap: int) -> None:
         assert part.cut is None
 
 
-@pytest.mark.parametrize("huge", [True, False], ids=["parts", "in-place"])
-def test_sparse_then_dense_run_equals_float(huge: bool) -> None:
+def test_sparse_then_dense_run_equals_float() -> None:
     tokens = [b"123456789012.5"] * 3000 + [b"1e1", b"0", b"-0", b"2.5"] * 20000 + [b"7"]
     text = b",".join(tokens) + b" }"
-    if huge:
-        values, end = scan_numbers(text, 0)
-    else:
-        with small_pages():
-            values, end = scan_numbers(text, 0)
+    values, end = scan_numbers(text, 0)
     assert end == len(text) - 1
     assert values.tobytes() == np.array([float(t) for t in tokens]).tobytes()

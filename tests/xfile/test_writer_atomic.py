@@ -160,40 +160,6 @@ def test_pieces_spelled_ahead_give_the_joined_text(tmp_path: Path) -> None:
     assert data == write(doc, "txt")
 
 
-def test_write_out_is_started_on_written_ranges_and_the_bytes_stay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the device write-out of the temporary file is started every _WRITE_OUT bytes, on ranges
-    # that are already written (flushed), in order; the file is the joined pieces either way
-    import addon.xfile.writer as writer
-
-    rng = np.random.default_rng(7)
-    sizes = rng.integers(1, 900, 60)
-    parts = [rng.integers(0, 256, int(k), dtype=np.uint8).tobytes() for k in sizes]
-    target = tmp_path / "model.x"
-    target.write_bytes(b"old")
-    real = writer._start_write_out
-    ranges: list[tuple[int, int]] = []
-    joined = b"".join(parts)
-
-    def recording(fd: int, offset: int, count: int) -> object:
-        assert os.pread(fd, count, offset) == joined[offset : offset + count]  # flushed first
-        ranges.append((offset, count))
-        return real(fd, offset, count) if real is not None else 0
-
-    monkeypatch.setattr(writer, "_WRITE_OUT", 2000)
-    monkeypatch.setattr(writer, "_start_write_out", recording)
-    assert writer.replace_file(target, [memoryview(p) for p in parts]) == len(joined)
-    assert target.read_bytes() == joined
-    assert len(ranges) >= len(joined) // 2900  # every ~2000-2900 bytes
-    ends = np.cumsum([c for _, c in ranges])
-    assert [o for o, _ in ranges] == [0, *ends[:-1].tolist()]
-    assert all(c >= 2000 for _, c in ranges)
-    monkeypatch.setattr(writer, "_start_write_out", None)  # where the call is missing
-    writer.replace_file(target, parts)
-    assert target.read_bytes() == joined
-
-
 def _fds_on(inode: tuple[int, int]) -> list[int]:
     """This process's descriptors open on the file ``(st_dev, st_ino)``."""
     out = []

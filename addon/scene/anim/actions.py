@@ -2,8 +2,7 @@
 
 One action per AnimationSet; one slot per animated object (the armature, rigid objects);
 one layer with one keyframe strip whose channelbag per slot holds the F-curves. Keys are
-written in bulk (``keyframe_points.add``, then ``foreach_set``, or for linear curves straight
-into the key array, :mod:`.keyframe_memory`); spline curves get their handles
+written in bulk (``keyframe_points.add`` + ``foreach_set``); spline curves get their handles
 (:mod:`.bezier_keys`).
 """
 
@@ -14,7 +13,6 @@ import numpy as np
 
 from . import bezier_keys
 from .key_sampling import Channels
-from .keyframe_memory import write_keys
 
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 
@@ -65,9 +63,10 @@ class ActionBuilder:
         Locations with slopes (spline sets: AnimationOptions positionquality 0) become Bezier
         keys with FREE handles that trace the file's spline exactly; everything else is
         linear, rotations and scales following D3DX's slerp and lerp between the keys.
-        Linear keys get no handle positions: Blender neither evaluates nor draws them, and
-        their automatic handles are recomputed when a key is edited or made Bezier (two of
-        four passes a key saved). No ``FCurve.update()`` is needed.
+        Linear keys get the automatic handles Blender's own key insertion computes
+        (``handles_recalc``, after the Cycles modifier, which it reads), so a key a user
+        switches to Bezier keeps its motion. No ``FCurve.update()`` is needed: the keys are
+        written sorted.
         """
         if not len(channels.frames):
             return
@@ -104,17 +103,17 @@ class ActionBuilder:
                     fcurve.group = channel_group
                 points = fcurve.keyframe_points
                 points.add(count)
+                points.foreach_set("co", co[index])
+                points.foreach_set("interpolation", interpolation)
+                if cyclic:
+                    fcurve.modifiers.new("CYCLES")
                 if spline:
-                    points.foreach_set("co", co[index])
-                    points.foreach_set("interpolation", interpolation)
                     points.foreach_set("handle_left", left[index])
                     points.foreach_set("handle_right", right[index])
                     points.foreach_set("handle_left_type", free)
                     points.foreach_set("handle_right_type", free)
-                else:
-                    write_keys(points, co[index], interpolation)
-                if cyclic:
-                    fcurve.modifiers.new("CYCLES")
+                else:  # the handles Blender's own key insertion gives (auto clamped)
+                    points.handles_recalc()
 
     def finish(self) -> None:
         if np.isfinite(self.first):

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ...xfile.allocation import small_pages
 from ...xfile.document import Ragged, XDocument, XObject
 from ...xfile.writer import objects as xo
 from ...xfile.writer import writable_target, write_file
@@ -452,14 +451,9 @@ def export_scene(
     context = context or bpy.context
     folder = os.path.dirname(os.path.abspath(filepath))
     writable_target(filepath)  # a read-only file is refused before the scene is read
-    # binary: big fresh arrays without huge-page advice (with THP defrag=madvise each 2 MiB
-    # fault may compact memory synchronously: about half of a binary export's CPU); text
-    # formatting gathers across the arrays and is faster on huge pages
-    binary = options.format in ("bin", "bzip")
-    with small_pages() if binary else contextlib.nullcontext():
-        stem = os.path.splitext(os.path.basename(filepath))[0]
-        doc, result = build_document(context, options, folder, stem)
-        result.filepath = filepath
-        result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
-                                 level=options.compress_level)  # fmt: skip
+    stem = os.path.splitext(os.path.basename(filepath))[0]
+    doc, result = build_document(context, options, folder, stem)
+    result.filepath = filepath
+    result.size = write_file(filepath, doc, options.format, options.float_bits,  # type: ignore[arg-type]
+                             level=options.compress_level)  # fmt: skip
     return result

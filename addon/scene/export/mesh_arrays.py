@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .plan.buffers import touched_ahead
-
 #: corners from which a mesh's export runs some numpy work in one helper thread (the loose
 #: edge scan, the corner normals' check) beside the main one: numpy lets go of the GIL
 #: inside take, equal and scatters, and Blender's reads and the UV check go on meanwhile
@@ -37,16 +35,9 @@ def helper_thread(corners: int) -> Iterator[Executor | None]:
         yield pool
 
 
-def _get(
-    collection: object,
-    prop: str,
-    count: int,
-    width: int,
-    dtype: type,
-    ahead: Future[np.ndarray] | None = None,
-) -> np.ndarray:
-    """A bulk read; into ``ahead``'s buffer (:func:`.buffers.touched_ahead`) when given."""
-    out: np.ndarray = np.empty(count * width, dtype=dtype) if ahead is None else ahead.result()
+def _get(collection: object, prop: str, count: int, width: int, dtype: type) -> np.ndarray:
+    """A bulk read."""
+    out: np.ndarray = np.empty(count * width, dtype=dtype)
     collection.foreach_get(prop, out)  # type: ignore[attr-defined]
     return out.reshape(-1, width) if width > 1 else out
 
@@ -82,18 +73,15 @@ def _has(mesh: bpy.types.Mesh, name: str, domain: str) -> bool:
     return attr is not None and attr.domain == domain
 
 
-def _normals(
-    mesh: bpy.types.Mesh, n: int, f: int, loops: int, ahead: Future[np.ndarray] | None = None
-) -> tuple[np.ndarray, str]:
+def _normals(mesh: bpy.types.Mesh, n: int, f: int, loops: int) -> tuple[np.ndarray, str]:
     """Normals on the coarsest domain that holds them: per vertex when every corner of a vertex
-    agrees (smooth, or custom normals per vertex), per face when flat, else per corner (into
-    ``ahead``'s buffer, if given)."""
+    agrees (smooth, or custom normals per vertex), per face when flat, else per corner."""
     domain = getattr(mesh, "normals_domain", "CORNER")
     if domain == "POINT":
         return _get(mesh.vertex_normals, "vector", n, 3, np.float32), "POINT"
     if domain == "FACE":
         return _get(mesh.polygon_normals, "vector", f, 3, np.float32), "FACE"
-    return _get(mesh.corner_normals, "vector", loops, 3, np.float32, ahead), "CORNER"
+    return _get(mesh.corner_normals, "vector", loops, 3, np.float32), "CORNER"
 
 
 def _loose_edges(corner_edges: np.ndarray, edge_count: int) -> np.ndarray:
@@ -165,13 +153,7 @@ def read_mesh(
     ``MeshLoop`` and ``MeshPolygon`` reads go through per-element structs, far slower).
     With ``pool``, the loose edge scan runs there while the rest is read."""
     n, f, loops = len(mesh.vertices), len(mesh.polygons), len(mesh.loops)
-    # the biggest buffers (corner normals, UVs) get their pages in the helper thread while
-    # the other arrays are read here
-    normals_ahead = None
-    if want_normals and loops and getattr(mesh, "normals_domain", "CORNER") == "CORNER":
-        normals_ahead = touched_ahead(pool, 3 * loops, np.float32)
     uv_layers = list(mesh.uv_layers) if want_uvs else []
-    uvs_ahead = [touched_ahead(pool, 2 * loops, np.float32) for _ in uv_layers]
     loose: np.ndarray | Future[np.ndarray] = np.zeros(0, dtype=np.int64)
     edge_count = len(mesh.edges)
     if edge_count:  # first: the scan (a 4-byte scatter per corner) overlaps the reads
@@ -195,9 +177,9 @@ def read_mesh(
         corner_verts = _get(mesh.loops, "vertex_index", loops, 1, np.int32)
     out = MeshArrays(positions, sizes, corner_verts, loose=loose)  # Blender's float32/int32
     if want_normals and loops:
-        out.normals, out.normals_domain = _normals(mesh, n, f, loops, normals_ahead)
-    for layer, ahead in zip(uv_layers, uvs_ahead, strict=True):
-        uv = _get(layer.uv, "vector", loops, 2, np.float32, ahead)
+        out.normals, out.normals_domain = _normals(mesh, n, f, loops)
+    for layer in uv_layers:
+        uv = _get(layer.uv, "vector", loops, 2, np.float32)
         out.uv_layers.append((layer.name, uv))
     if want_colors and len(mesh.color_attributes):
         attr = mesh.color_attributes.get("Color") or mesh.color_attributes[0]

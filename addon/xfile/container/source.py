@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import stat
 
-from ..allocation import settle_malloc
 from ..errors import XFileError
 
 _KINDS = (
@@ -44,7 +43,6 @@ def read_file(path: str) -> bytes:
         if not stat.S_ISREG(before.st_mode):
             raise XFileError(f"cannot read {file_kind(before.st_mode)}, only files", path)
         size = before.st_size
-        settle_malloc(size)  # the bytes from the heap: their pages serve the arrays after
         with open(fd, "rb", closefd=False) as handle:
             data = read_exactly(handle, size)
             grew = bool(handle.read(1))

@@ -26,7 +26,6 @@ import re
 
 import numpy as np
 
-from ..allocation import Output, settle_malloc
 from .number_kernel import PAD, convert, work_buffer
 
 SEPARATORS = b" \t\n\r\v\f,;"
@@ -154,13 +153,13 @@ def _scan_plain(data: bytes | bytearray | memoryview, start: int) -> tuple[np.nd
 def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]:
     """Vectorised, over stretches that end at separators, until a token holds the run's end.
 
-    Values go to an :class:`~.allocation.Output` (grown in place in the reader). Steps are
-    as big as the memory limit allows on the bytes the run surely has: those read, or more
-    when a regex proves the run goes on (far cheaper than converting: full steps at once).
+    Each stretch's values are kept and joined once at the end. Steps are as big as the memory
+    limit allows on the bytes the run surely has: those read, or more when a regex proves the
+    run goes on (far cheaper than converting: full steps at once).
     """
-    settle_malloc()
     n = len(data)
-    out = Output()
+    parts: list[np.ndarray] = []
+    count = 0  # values kept so far (8 bytes each)
     pos = start
     known = start  # the run surely reaches this far
     proving = True  # until the run's end is seen or steps are full without a proof
@@ -168,12 +167,12 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
     exponents = False  # the last chunk was full of exponent tokens ("%e" files)
     while pos < n:
         known = max(known, pos)
-        density = (out.count + 1) / (pos - start + 8)  # tokens per byte so far
+        density = (count + 1) / (pos - start + 8)  # tokens per byte so far
         if proving:
-            want = start + _run_bytes_for(CHUNK_BYTES, out.held, density)
+            want = start + _run_bytes_for(CHUNK_BYTES, 8 * count, density)
             if want > known:
                 known, proving = _proven_end(data, known, min(n, want + CHUNK_BYTES))
-        size, tokens = _step(_room(known - start, out.held), density)
+        size, tokens = _step(_room(known - start, 8 * count), density)
         if proving and pos + size > known:  # does the run end within this step?
             known, proving = _proven_end(data, known, min(n, pos + size + 1))
         # with the run's end in sight, the step stops at its proof (a token boundary): the
@@ -183,7 +182,8 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
         values, valid, run_stop, exponents, stop = _convert_stretch(
             data, pos, stop, exponents, tokens
         )
-        out.append(values[:valid])
+        parts.append(values[:valid])
+        count += valid
         del values
         if run_stop is not None:
             end = run_stop
@@ -194,12 +194,12 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
             if known == pos:
                 end = pos
                 break
-    return out.result(), end
+    return (np.concatenate(parts) if parts else np.empty(0)), end
 
 
 def _room(run: int, held: int) -> int:
     """Bytes the memory limit on ``run`` bytes leaves for a step beside the output (``held``
-    bytes now, which may grow by a quarter)."""
+    bytes now, and a quarter of that spare)."""
     return MEMORY_PER_BYTE * run + MEMORY_SLACK - held - held // 4
 
 

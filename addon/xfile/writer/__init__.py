@@ -10,13 +10,11 @@ declarations for every template outside Microsoft's standard set.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import stat
-import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from ..document import XDocument, XObject
 from ..errors import XFileError
@@ -116,30 +114,6 @@ def write_file(
     return replace_file(path, parts)
 
 
-#: bytes written before their write-out to the device is started (see ``_write_out``)
-_WRITE_OUT = 8 << 20
-
-
-def _write_out() -> Callable[[int, int, int], object] | None:
-    """Linux's ``sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE)``: starts the
-    write-out of a written range without waiting for it. ext4 starts the write-out of a whole
-    file when a rename replaces another (so that a crash leaves the old or the new file), and
-    the rename waits for that; started during the write, little is left for it. None where
-    there is no such call."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        call = ctypes.CDLL(None, use_errno=True).sync_file_range
-    except (OSError, AttributeError):
-        return None
-    call.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
-    call.restype = ctypes.c_int
-    return lambda fd, offset, count: call(fd, offset, count, 2)  # SYNC_FILE_RANGE_WRITE
-
-
-_start_write_out = _write_out()
-
-
 def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
     """Write ``parts`` (bytes-like, or futures of them) to a temporary file beside ``path``,
     then rename it over ``path``; returns the bytes written. On any failure the temporary file
@@ -160,15 +134,10 @@ def replace_file(path: str | os.PathLike[str], parts: Iterable[Piece]) -> int:
     written = 0
     try:
         with os.fdopen(fd, "wb") as handle:
-            started = 0
             for part in parts:
                 data = piece_bytes(part)
                 handle.write(data)
                 written += memoryview(data).nbytes
-                if written - started >= _WRITE_OUT and _start_write_out is not None:
-                    handle.flush()
-                    _start_write_out(fd, started, written - started)
-                    started = written
         os.chmod(temporary, _mode_for(target))
         old = _hold(target)
         try:

@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..allocation import settle_malloc
 from .pieces import Piece, pool_ahead
 
 #: values per vectorised step: keeps every temporary of a step in cache-sized arrays, and each
@@ -398,7 +397,6 @@ def render(
     """``values`` (flat) each followed by ``suffixes[suffix_ids[i]]``; ``integer`` says which
     values are written as integers (all, none, or a mask), the rest as float32. The text comes
     in pieces (one per step): joining 100 MB once more costs more than the file write."""
-    settle_malloc()  # chunk temporaries stay in the heap instead of being faulted in each time
     values = np.asarray(values).reshape(-1)
     table = suffix_words(suffixes)
 

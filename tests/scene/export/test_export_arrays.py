@@ -266,22 +266,3 @@ def test_face_sizes_from_the_triangles_equal_loop_totals() -> None:
         got = face_sizes(mesh, f, loops)
         assert got.dtype == np.int64 and got.tolist() == want, name
         bpy.data.meshes.remove(mesh)
-
-
-@pytest.mark.parametrize("count", [0, 5, 1 << 19, 3 << 18])
-def test_touched_buffers_are_plain_writable_arrays(count: int) -> None:
-    """A buffer made with its pages is an ordinary 1-D array of
-    the dtype (contents unset, as ``np.empty``'s): writable, C-ordered, and holds a write."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from xof.addon.scene.export.plan.buffers import touched, touched_ahead
-
-    out = touched(count, np.float32)
-    assert out.shape == (count,) and out.dtype == np.float32
-    assert out.flags.writeable and out.flags.c_contiguous
-    out[:] = np.arange(count, dtype=np.float32)
-    assert out[-1:].tolist() == ([float(count - 1)] if count else [])
-    assert touched_ahead(None, count, np.int32) is None
-    with ThreadPoolExecutor(1) as pool:
-        ahead = touched_ahead(pool, count, np.int32)
-        assert ahead is not None and ahead.result().dtype == np.int32
