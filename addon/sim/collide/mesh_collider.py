@@ -10,7 +10,8 @@ frame). A point is kept ``outer + margin`` (the reach) in front of the surface:
 - two-sided (``inner == 0``): each point stays on the side it was on at the substep's start.
 
 Contacts come from candidate point-triangle pairs (a ``record_grid.RecordGrid`` of the
-triangles' boxes over the frame, grown by the reach plus a slack), kept for each point while
+triangles' boxes over the frame, grown by the reach plus a slack, a long triangle's box cut
+in pieces so a limb's slivers do not fill the grid's cells), kept for each point while
 it moves with its nearest triangle within a slack and no farther than the grown boxes allow
 (``surface_pairs.py``), so a cloth resting on a moving body is asked about about once a
 frame. Per substep every pair gets its closest point and a swept test, and each point one

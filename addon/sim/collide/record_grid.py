@@ -6,6 +6,9 @@ cell order, as float32 (rounded outward), so a point's raw pairs are one run of 
 and each bound is read along it; the test is float32. With float32 points the pairs are
 those of the float64 test, plus at most pairs on a box's face within float32 rounding of a
 float64 bound (the callers' distance tests drop them).
+
+A long, thin triangle's box is as long as the triangle: ``triangle_pieces`` cuts it in boxes
+of pieces that name their triangle (``owner``), and the query names each triangle once.
 """
 
 from __future__ import annotations
