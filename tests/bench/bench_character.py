@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 import bpy  # noqa: E402
 from mathutils.bvhtree import BVHTree  # noqa: E402
+from xof.addon.sim.collide.scan_count import SCANS, scan_report  # noqa: E402
 
 from tests.sim.meshes import grid_triangles, intersecting_pairs, uv_sphere  # noqa: E402
 
@@ -244,6 +245,7 @@ def play(
     rest = world_positions(cape)
     times, cpu, nearest_mesh, nearest_capsule = [], [], [], []
     profiler = cProfile.Profile() if profile else None
+    scans = SCANS.copy()
     for f in range(2, frames + 2):
         t, c = time.perf_counter(), time.process_time()
         if profiler is not None:
@@ -269,6 +271,7 @@ def play(
         profiler.dump_stats(profile)
     tris = grid_triangles(CAPE_N, CAPE_N)
     return {
+        "scans": SCANS.since(scans),
         "ms": 1e3 * statistics.median(times),
         "cpu": 1e3 * statistics.median(cpu),
         "nearest": min(nearest_mesh),
@@ -286,6 +289,10 @@ def summary(name: str, r: dict) -> str:
         f"frames with a point inside {r['inside_frames']}; intersecting cape pairs at the end "
         f"{r['crossing']}; stretch p99 {100 * r['p99']:.2f}%"
     )
+
+
+def scan_lines(r: dict, frames: int) -> str:
+    return scan_report(r["scans"], frames)
 
 
 def main() -> None:
@@ -322,6 +329,7 @@ def main() -> None:
     props.frame_start, props.frame_end = 1, args.frames + 1
     xof = play(ours, rig, body, args.frames, args.quiet, args.profile)
     print(summary("xof", xof))
+    print(scan_lines(xof, args.frames))
     if args.no_blender:
         return
     props.enabled = False

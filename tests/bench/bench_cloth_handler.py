@@ -132,7 +132,10 @@ def stretch(obj: Any, edges: np.ndarray, rest_len: np.ndarray) -> np.ndarray:
     return np.abs(length / rest_len - 1.0)
 
 
-def run_xof(n: int, frames: int, kind: str = "CLOTH", shapes: str = "SURFACE") -> dict[str, float]:
+def run_xof(n: int, frames: int, kind: str = "CLOTH", shapes: str = "SURFACE") -> dict[str, Any]:
+    from xof.addon.sim.collide.scan_count import SCANS
+
+    scans = SCANS.copy()
     obj = build_scene(n, kind=kind, shapes=shapes)
     scene = bpy.context.scene
     timer = HandlerTimer()
@@ -180,6 +183,7 @@ def run_xof(n: int, frames: int, kind: str = "CLOTH", shapes: str = "SURFACE") -
         "worst_p99": worst_p99,
         "finite": float(finite),
         "warnings": float(len(warnings)),
+        "scans": SCANS.since(scans),  # the collision queries' work (in this process)
     }
 
 
@@ -197,7 +201,7 @@ def run_native(n: int, frames: int) -> tuple[float, float]:
     return 1e3 * statistics.median(times), 1e3 * statistics.median(cpu)
 
 
-def median_of(runs: list[dict[str, float]], key: str) -> float:
+def median_of(runs: list[dict[str, Any]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
@@ -245,6 +249,10 @@ def main() -> int:
         f"frame_set {whole:.2f} / {median_of(cloth, 'frame_set_cpu_ms'):.2f} ms/frame"
     )
     print(f"  cached frames: handler {median_of(cloth, 'cached_ms'):.3f} ms")
+    from xof.addon.sim.collide.scan_count import scan_report
+
+    for line in scan_report(cloth[0]["scans"], args.frames).splitlines()[:1]:
+        print(f"  {line}")
     print(
         f"  stretch at the last frame: mean {100 * median_of(cloth, 'mean_stretch'):.2f} %, "
         f"p99 {100 * median_of(cloth, 'p99_stretch'):.2f} %; worst over the run: mean "

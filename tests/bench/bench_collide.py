@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from addon.sim import ClothModel, Plane, SimSettings, Simulator, Sphere  # noqa: E402
 from addon.sim.collide.mesh_collider import MeshCollider  # noqa: E402
+from addon.sim.collide.scan_count import SCANS, scan_report  # noqa: E402
 from addon.sim.mesh.springs import (  # noqa: E402
     bend_springs,
     face_edges,
@@ -96,6 +97,14 @@ def run_cape(frames: int) -> dict:
 
 
 def run(variant: str, frames: int, level: int) -> dict:
+    """``run_variant``, with the collision queries' counts a frame (``scans``)."""
+    before = SCANS.copy()
+    result = run_variant(variant, frames, level)
+    result["scans"] = SCANS.since(before)
+    return result
+
+
+def run_variant(variant: str, frames: int, level: int) -> dict:
     if variant == "cape":
         return run_cape(frames)
     model, _, _ = build(100)
@@ -164,6 +173,11 @@ def main() -> None:
                 f"{rs[-1]['self_rebuilds']:.2f}"
             )
         print(line)
+        for part in scan_report(rs[-1]["scans"], args.frames).splitlines():
+            if ("mesh" in part and v in ("mesh", "moving", "self")) or (
+                "self" in part and v in ("self", "cape")
+            ):
+                print(f"  {part}")
     print(f"load average after: {os.getloadavg()}")
 
 

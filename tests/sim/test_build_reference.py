@@ -327,7 +327,7 @@ def test_solver_groups_cover_every_constraint_once_and_share_no_point(name: str)
     solver = sim.solver
     limiters: dict[tuple[int, int], float] = {}
     spring_ids: list[np.ndarray] = []
-    for group, source in zip(solver.groups, solver._sources, strict=True):
+    for group, source in zip(solver.groups, solver.sources, strict=True):
         g = group.size
         ends = group.ends
         assert np.unique(ends).size == 2 * g  # no point twice in a group

@@ -313,3 +313,53 @@ def test_the_slack_shrinks_where_pairs_crowd_just_beyond_the_distance() -> None:
     # at 2 D, so the cost (1000 + 2370) / 0.5 D beats (1000 + 1000) / 0.25 D: not 0.25 D
     even = np.linspace(1.0 * D, 1.5 * D, 1000, endpoint=False)
     assert cheapest_slack(0.5 * D, D, even, 0.25 * D, 250) > 0.25 * D
+
+
+def test_contacts_through_the_kept_pairs_are_those_of_every_pair(monkeypatch) -> None:
+    # a sheet folding onto itself while it turns and moves, pressed a little each step: the
+    # positions resolved through the patch tree's kept pairs are those resolved through every
+    # pair (point, triangle without it, beyond the exclusion at rest), substep by substep
+    from addon.sim.collide.candidates import Candidates
+
+    n, h = 16, 0.005
+    rest, _, _ = quad_grid(n, n, h * (n - 1))
+    triangles = grid_triangles(n, n)
+    steps = 24
+
+    def shape(step: int) -> np.ndarray:
+        u = step / steps
+        x = _folding(rest, np.pi * min(1.0, 1.2 * u), radius=0.004)
+        return x @ _turn(np.pi * u).T + [0.3 * u, 0, 0]
+
+    def run(every: bool) -> tuple[list[np.ndarray], int]:
+        collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+        if every:
+            point, tri = np.meshgrid(np.arange(len(rest)), np.arange(len(triangles)), indexing="ij")
+            point, tri = point.ravel(), tri.ravel()
+            corners = triangles[tri]
+            free = ~(corners == point[:, None]).any(axis=1)
+            point, tri, corners = point[free], tri[free], corners[free]
+            then = _point_triangle_distances(rest[point], *(rest[corners[:, k]] for k in range(3)))
+            apart = then >= collision.excluded
+            all_pairs = Candidates(collision.triangles, D)
+            all_pairs.refresh(
+                XpbdSolver.make_state(rest),
+                None,
+                np.arange(len(rest)),
+                lambda ids: (point[apart], tri[apart], np.zeros(ids.size, dtype=np.float32)),
+            )
+            monkeypatch.setattr(collision, "_candidates", lambda pos, prev, d: all_pairs)
+        out, contacts = [], 0
+        prev = XpbdSolver.make_state(shape(0))
+        for step in range(1, steps + 1):
+            pos = XpbdSolver.make_state(shape(step))
+            movable = np.ones(len(rest), dtype=bool)
+            contacts += collision.resolve_positions(pos, prev, movable, 0.0, 0.0)
+            out.append(pos[:, :3].copy())
+            prev = pos
+        return out, contacts
+
+    (kept, found), (every, all_found) = run(False), run(True)
+    assert found == all_found and found > 100  # the fold brought many pairs into contact
+    for a, b in zip(kept, every, strict=True):
+        assert np.abs(a - b).max() < 1e-6

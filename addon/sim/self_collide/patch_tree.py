@@ -43,6 +43,7 @@ class PatchTree:
         order, bounds = _kd_order(rest[tri].mean(axis=1) if count else rest[:0], depth)
         self.order = order  # triangle ids in leaf order
         self.triangles = tri[order]
+        self.corner_ids = [np.ascontiguousarray(self.triangles[:, k]) for k in range(3)]
         self.tri_bounds = bounds  # (leaves + 1,) triangle ranges of the leaves
         leaves = self.leaf_base
         tri_leaf = np.repeat(np.arange(leaves), np.diff(bounds))
@@ -195,13 +196,14 @@ class PatchTree:
         (the normalised sum of its triangles' area-weighted normals) and the cosine of the
         cone's half-angle ``(2L,)``, the least of its triangles' (-1 where the normals
         cancel or a triangle collapsed)."""
-        tri = self.triangles
-        c = [np.take(positions[:, k], tri) for k in range(3)]  # (T, 3) per axis
-        lo = np.stack([x.min(axis=1) for x in c], axis=1)
-        hi = np.stack([x.max(axis=1) for x in c], axis=1)
+        # per axis, the three corners' coordinates as contiguous (T,) columns: a min or max
+        # over a short axis of a (T, 3) block is numpy's slow kind
+        c = [[np.take(positions[:, k], ids) for ids in self.corner_ids] for k in range(3)]
+        lo = np.stack([np.minimum(np.minimum(x[0], x[1]), x[2]) for x in c], axis=1)
+        hi = np.stack([np.maximum(np.maximum(x[0], x[1]), x[2]) for x in c], axis=1)
         lo, hi = self._leaf_reduce(lo, hi)
-        e1 = [x[:, 1] - x[:, 0] for x in c]
-        e2 = [x[:, 2] - x[:, 0] for x in c]
+        e1 = [x[1] - x[0] for x in c]
+        e2 = [x[2] - x[0] for x in c]
         normal = np.stack(
             [
                 e1[1] * e2[2] - e1[2] * e2[1],

@@ -26,6 +26,7 @@ import numpy as np
 from ..collide.broad_phase import box_pairs
 from ..collide.candidates import Candidates
 from ..collide.colliders import Collider, Scratch
+from ..collide.scan_count import SCANS
 from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
@@ -122,6 +123,7 @@ class SelfCollision(Collider):
         point = tree.points[slot]
         t_leaf = np.repeat(t_leaf, sizes)
         node = t_leaf + tree.leaf_base
+        SCANS.self_point_leaf += int(point.size)
         keep = np.ones(point.size, dtype=bool)
         far = np.zeros(point.size, dtype=np.float32)
         near = np.zeros(point.size, dtype=np.float32)
@@ -153,6 +155,7 @@ class SelfCollision(Collider):
             tri = np.concatenate([tri, hit])
             sure = np.concatenate([sure, np.zeros(found.size, dtype=bool)])
         self.raw_pairs = int(point.size)
+        SCANS.self_spheres += int(point.size)
         # bounding spheres of the triangles (centroid, farthest corner) now and at rest: a
         # pair beyond the reach of the sphere now is dropped, one within the exclusion of
         # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
@@ -171,6 +174,7 @@ class SelfCollision(Collider):
         corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
         # far enough apart at rest to count (nearer pairs would push a still cloth apart)
         mixed = np.flatnonzero(~sure)
+        SCANS.self_closest += int(mixed.size)  # at rest
         if mixed.size:
             pm = point[mixed]
             cm = [corner[mixed] for corner in corners]
@@ -181,12 +185,14 @@ class SelfCollision(Collider):
             sure[mixed] = own & (dot(e, e) >= ex2)
         point, tri = point[sure], tri[sure]
         corners = [corner[sure] for corner in corners]
+        SCANS.self_closest += int(point.size)
         p = xs[:, point]
         q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
         e = p - q
         dist = np.sqrt(dot(e, e))
         keep = dist < grow
         tri = tree.order[tri[keep]]
+        SCANS.self_kept += int(keep.sum())
         point, dist = point[keep], dist[keep]
         # in (point, triangle) order whatever the tree's, so contacts sum in a fixed order
         order = np.argsort(point * len(self.triangles) + tri)
@@ -279,6 +285,7 @@ class SelfCollision(Collider):
         best_pairs = pairs.best(every)
         if not best_pairs.size:
             return 0
+        SCANS.self_contacts += int(best_pairs.size)
         b = np.searchsorted(live, best_pairs)
         normal = side_live[b] * normal_live[:, b]
         edge_like = ~flat[b]
