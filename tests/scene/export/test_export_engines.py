@@ -156,6 +156,8 @@ def test_legacy_names_are_unique_across_templates(tmp_path: Path) -> None:
 def _two_meshes_one_material() -> None:
     fresh()
     mat = bpy.data.materials.new("Skin")
+    if bpy.app.version < (5, 0, 0):
+        mat.use_nodes = True  # always on (and deprecated) from 5.0
     bsdf = next(n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
     bsdf.inputs["Base Color"].default_value = (0.25, 0.5, 0.75, 1.0)
     for x in (0.0, 3.0):
@@ -202,6 +204,8 @@ def _textured(image_path: Path) -> None:
     fresh()
     bpy.ops.mesh.primitive_cube_add()
     mat = bpy.data.materials.new("Painted")
+    if bpy.app.version < (5, 0, 0):
+        mat.use_nodes = True  # always on (and deprecated) from 5.0
     tree = mat.node_tree
     bsdf = next(n for n in tree.nodes if n.type == "BSDF_PRINCIPLED")
     tex = tree.nodes.new("ShaderNodeTexImage")
