@@ -20,7 +20,6 @@ saved, with a checksum of the rest shape it was simulated from.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,9 +36,10 @@ from ...sim import (
     transform_points,
 )
 from . import override as cloth_override
+from . import saved_cache
 from .cache import CachedFrame, FrameCache
 from .colliders import SurfaceColliders
-from .data import mesh_positions, read_cloth_inputs, restore_legacy_rest
+from .data import read_cloth_inputs, restore_legacy_rest
 from .object_solver import (
     FrameInputs,
     build_progress,
@@ -59,14 +59,6 @@ from .playback import BAKED, Playback
 
 if TYPE_CHECKING:
     import bpy
-
-CACHE_PROPERTY = "xof_cloth_cache"  # ID property on the object: FrameCache.to_bytes()
-REST_PROPERTY = "xof_cloth_rest_crc"  # ID property: checksum of the rest the cache is of
-
-
-def rest_checksum(rest: np.ndarray) -> int:
-    """A checksum of an object-space rest shape ``(N, 3)`` float32 (as a positive int)."""
-    return zlib.crc32(np.ascontiguousarray(rest, dtype=np.float32).tobytes()) & 0x7FFFFFFF
 
 
 @dataclass
@@ -303,29 +295,6 @@ def _key(obj: bpy.types.Object) -> int:
     return int((obj.original or obj).session_uid)
 
 
-def load_cache(obj: bpy.types.Object) -> FrameCache | None:
-    """The cache saved in the object's ID property, or None (absent or unreadable)."""
-    blob = obj.get(CACHE_PROPERTY)
-    if not blob:
-        return None
-    try:
-        cache = FrameCache.from_bytes(bytes(blob))
-    except ValueError as exc:
-        print(f"xof: {obj.name}: saved cloth cache ignored ({exc})")
-        return None
-    if cache.dropped:
-        note = f"saved cache frames {_frame_list(cache.dropped)} held NaN or inf: dropped"
-        print(f"xof: {obj.name}: {note}")
-        physics(obj).last_warning = note
-    return cache
-
-
-def _frame_list(frames: list[int]) -> str:
-    """``1, 2, 5`` (the first few, then how many more)."""
-    shown = ", ".join(str(f) for f in frames[:5])
-    return shown if len(frames) <= 5 else f"{shown} and {len(frames) - 5} more"
-
-
 def playback_for(obj: bpy.types.Object, key: int | None = None) -> Playback:
     """The object's playback core: made from the saved cache and state on first use
     (``key``: the object's ``_key``, when known)."""
@@ -333,14 +302,12 @@ def playback_for(obj: bpy.types.Object, key: int | None = None) -> Playback:
     pb = _PLAYBACKS.get(key)
     if pb is None:
         n = len(mesh_of(obj).vertices)
-        cache = load_cache(obj)
-        saved = obj.get(REST_PROPERTY)
-        edited = saved is not None and int(saved) != rest_checksum(mesh_positions(mesh_of(obj)))
-        if cache is not None and cache.vertex_count == n and edited:
+        cache = saved_cache.load(obj)
+        if cache is not None and cache.vertex_count == n and saved_cache.rest_edited(obj):
             cache = None  # the mesh was edited after the save (xof off, another tool)
         state = physics(obj).cache_state
         pb = Playback(n, state, cache)
-        if cache is None and state == "VALID" and obj.get(CACHE_PROPERTY) is not None:
+        if cache is None and state == "VALID" and saved_cache.has_saved(obj):
             pb.rest_changed(n)
         _PLAYBACKS[key] = pb
         publish(obj, pb)
@@ -462,9 +429,7 @@ def free_cache(obj: bpy.types.Object) -> None:
     """Forget every cached frame, in memory and in the saved ID property."""
     pb = playback_for(obj)
     pb.free()
-    for name in (CACHE_PROPERTY, REST_PROPERTY):
-        if obj.get(name) is not None:
-            del obj[name]
+    saved_cache.save(obj, None)
     publish(obj, pb)
 
 
@@ -479,19 +444,10 @@ def set_baked(obj: bpy.types.Object, baked: bool) -> None:
 
 
 def persist(obj: bpy.types.Object) -> None:
-    """Write the object's cache into its ID property (called before saving)."""
+    """Write the object's cache into its ID properties (called before saving)."""
     pb = peek_playback(obj)
-    if pb is None:
-        return
-    if len(pb.cache) and len(mesh_of(obj).vertices):
-        if obj.get(CACHE_PROPERTY) is not None:  # bytes over bytes read from a file: empty
-            del obj[CACHE_PROPERTY]
-        obj[CACHE_PROPERTY] = pb.cache.to_bytes()
-        obj[REST_PROPERTY] = rest_checksum(mesh_positions(mesh_of(obj)))
-    else:
-        for name in (CACHE_PROPERTY, REST_PROPERTY):
-            if obj.get(name) is not None:
-                del obj[name]
+    if pb is not None:
+        saved_cache.save(obj, pb.cache)
 
 
 def restore_rest(obj: bpy.types.Object) -> None:

@@ -12,7 +12,7 @@ bpy = pytest.importorskip("bpy")
 
 from xof.addon.scene.cloth import override as cloth_override  # noqa: E402
 from xof.addon.scene.cloth import runtime as cloth_runtime  # noqa: E402
-from xof.addon.scene.cloth import together  # noqa: E402
+from xof.addon.scene.cloth import saved_cache, together  # noqa: E402
 from xof.addon.scene.cloth.data import MASS_GROUP, REST_ATTRIBUTE, set_group_weights  # noqa: E402
 
 from ..cloth_fixtures import (  # noqa: E402
@@ -226,11 +226,11 @@ def test_a_tampered_saved_cache_drops_its_nan_frames(cloth, tmp_path) -> None:
     try:
         bpy.ops.wm.open_mainfile(filepath=path)
         obj = bpy.data.objects["Cloth"]
-        saved = FrameCache.from_bytes(bytes(obj[cloth_runtime.CACHE_PROPERTY]))
+        saved = FrameCache.from_bytes(bytes(obj[saved_cache.CACHE_PROPERTY]))
         saved.frames[4].positions[3] = np.nan
         saved.frames[7].velocities[0, 1] = np.inf
-        del obj[cloth_runtime.CACHE_PROPERTY]
-        obj[cloth_runtime.CACHE_PROPERTY] = saved.to_bytes()
+        del obj[saved_cache.CACHE_PROPERTY]
+        obj[saved_cache.CACHE_PROPERTY] = saved.to_bytes()
         bpy.ops.wm.save_mainfile()
     finally:
         register_physics()
