@@ -149,15 +149,22 @@ class Parser:
         self.warn(f"{why}: its objects are kept with their raw values", offset)
 
     def _raw_values(self) -> list[Any]:
-        """Values of an object whose template is unknown: numeric chunks and strings."""
+        """Values of an object whose template is unknown: numeric chunks and strings.
+
+        Adjacent numeric tokens (a long text run comes in parts) make one chunk."""
         tokens = self.tokens
         values: list[Any] = []
+        run: list[np.ndarray] = []
         while True:
             tok = tokens.next()
             kind = tok[0]
             if kind == NUMBERS:
-                values.append(np.asarray(tok[1], dtype=np.float64))
-            elif kind == STRING:
+                run.append(np.asarray(tok[1], dtype=np.float64))
+                continue
+            if run:
+                values.append(run[0] if len(run) == 1 else np.concatenate(run))
+                run = []
+            if kind == STRING:
                 values.append(tok[1])
             elif kind == PUNCT and (tok[1] == ";" or tok[1] == ","):
                 continue

@@ -61,6 +61,45 @@ class ValueStream:
                     tok[2],
                 )
 
+    def _gather(self, n: int) -> bool:
+        """Pull numeric tokens until ``n`` values are pending; False when the values end first."""
+        if n > self.pending + self.tokens.remaining():
+            return False
+        while self.pending < n:
+            if not self._pull():
+                return False
+        return True
+
+    def _peek(self, n: int) -> np.ndarray:
+        """The next ``n`` pending values as one array, not consumed (a view within one chunk)."""
+        head = self.chunks[0]
+        if len(head) - self.pos >= n:
+            return head[self.pos : self.pos + n]
+        pieces = []
+        start, need = self.pos, n
+        for chunk in self.chunks:
+            piece = chunk[start : start + need]
+            pieces.append(piece)
+            need -= len(piece)
+            start = 0
+            if not need:
+                break
+        return np.concatenate(pieces)
+
+    def _every(self, n: int, step: int, value: float, first: int = 0) -> bool:
+        """Whether the pending values ``first``, ``first + step``... below ``n`` all equal
+        ``value`` (record sizes): checked chunk by chunk, without joining them."""
+        at, start = 0, self.pos
+        for chunk in self.chunks:
+            piece = chunk[start : start + n - at]
+            if not bool((piece[(first - at) % step :: step] == value).all()):
+                return False
+            at += len(piece)
+            start = 0
+            if at == n:
+                return True
+        return False
+
     def check_possible(self, count: int, what: str) -> None:
         """Refuse a count that the rest of the input could not hold, before looping on it."""
         if count > self.pending + self.tokens.remaining():
@@ -171,21 +210,13 @@ class ValueStream:
             return Ragged(flat_empty, _EMPTY_I)
         self.check_possible(count, what)
         self._fill(1, what)
-        head = self.chunks[0][self.pos :]
-        k = head[0]
+        k = self.chunks[0][self.pos]
         if k >= 1 and float(k).is_integer():
             size = int(k) + 1
             need = count * size
-            if len(head) >= need and bool((head[:need:size] == k).all()):
-                offset, first = self.offsets[0], self.pos
-                block = head[:need]
-                self._take_pieces(need)
-                flat = (
-                    self._as_int(block, offset, first, what)
-                    if integer
-                    else block.astype(np.float64)
-                )
-                return Ragged(flat, np.arange(count, dtype=np.int64) * size)
+            if self._gather(need) and self._every(need, size, k):
+                flat = self.take_ints(need, what) if integer else self.take_floats(need, what)
+                return Ragged(flat, np.arange(0, need, size, dtype=np.int64))
         return self._take_ragged_walk(count, integer, what)
 
     def _take_ragged_walk(self, count: int, integer: bool, what: str) -> Ragged:
@@ -243,13 +274,13 @@ class ValueStream:
         self.check_possible(count, what)
         self._fill(p + 1, what)
         head = self.chunks[0][self.pos :]
-        k = head[p] if len(head) > p else -1
+        k = self._peek(p + 1)[p]
         if k >= 0 and float(k).is_integer():
             size = p + 1 + int(k)
             need = count * size
-            if len(head) >= need and bool((head[p:need:size] == k).all()):
+            if self._gather(need) and self._every(need, size, k, p):
                 int_columns = np.array([*prefix_ints, True] + [values_int] * int(k))
-                block = head[:need].reshape(count, size)
+                block = self._peek(need).reshape(count, size)
                 if head.dtype.kind == "f" and int_columns.any():
                     ints = block[:, int_columns]
                     bad = ~(np.abs(ints) < 2.0**63) | (ints != np.trunc(ints))

@@ -133,11 +133,26 @@ def scan_numbers(data: bytes | bytearray | memoryview, start: int) -> tuple[np.n
     a string...). A trailing fragment of a following name (``e`` of ``end``) is not part of
     the run. Raises :class:`NumberSyntaxError` with the absolute byte offset of a bad token.
     """
+    parts, end = scan_number_parts(data, start)
+    if len(parts) == 1:
+        return parts[0][1], end
+    return (np.concatenate([values for _, values in parts]) if parts else np.empty(0)), end
+
+
+def scan_number_parts(
+    data: bytes | bytearray | memoryview, start: int
+) -> tuple[list[tuple[int, np.ndarray]], int]:
+    """:func:`scan_numbers` as the stretches it converted: (byte offset, values) each, in order.
+
+    The reader takes the parts as they are: joining a long run's values into one array first
+    would write every value once more, into fresh memory.
+    """
     n = len(data)
     probe = min(n, start + SHORT_RUN_BYTES)
     m = _RUN_BYTES.match(data, start, probe)
     if m is None or m.end() < probe or probe == n:
-        return _scan_plain(data, start)
+        values, end = _scan_plain(data, start)
+        return [(start, values)], end
     if isinstance(data, memoryview):
         data = data.tobytes()  # rfind and regexes over slices need a bytes-like with methods
     return _scan_chunked(data, start)
@@ -150,15 +165,16 @@ def _scan_plain(data: bytes | bytearray | memoryview, start: int) -> tuple[np.nd
     return np.array(values, dtype=np.float64), end
 
 
-def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]:
+def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[list[tuple[int, np.ndarray]], int]:
     """Vectorised, over stretches that end at separators, until a token holds the run's end.
 
-    Each stretch's values are kept and joined once at the end. Steps are as big as the memory
-    limit allows on the bytes the run surely has: those read, or more when a regex proves the
-    run goes on (far cheaper than converting: full steps at once).
+    Each stretch's values are kept as a part, with the stretch's byte offset. Steps are as big
+    as the memory limit allows on the bytes the run surely has: those converted, or more when
+    a regex proves the run goes on (cheaper than converting in small steps while the run is
+    short; once the converted bytes allow full steps, no regex runs ahead).
     """
     n = len(data)
-    parts: list[np.ndarray] = []
+    parts: list[tuple[int, np.ndarray]] = []
     count = 0  # values kept so far (8 bytes each)
     pos = start
     known = start  # the run surely reaches this far
@@ -173,7 +189,13 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
             if want > known:
                 known, proving = _proven_end(data, known, min(n, want + CHUNK_BYTES))
         size, tokens = _step(_room(known - start, 8 * count), density)
-        if proving and pos + size > known:  # does the run end within this step?
+        # a step the converted bytes alone allow needs no proof: the slow path finds an end
+        # in it, and a regex over every byte of a long run costs a tenth of reading it
+        if (
+            proving
+            and pos + size > known
+            and size > _step(_room(pos - start, 8 * count), density)[0]
+        ):
             known, proving = _proven_end(data, known, min(n, pos + size + 1))
         # with the run's end in sight, the step stops at its proof (a token boundary): the
         # bytes after the run (braces, names) would only go through the slow path
@@ -182,7 +204,8 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
         values, valid, run_stop, exponents, stop = _convert_stretch(
             data, pos, stop, exponents, tokens
         )
-        parts.append(values[:valid])
+        if valid:
+            parts.append((pos, values[:valid]))
         count += valid
         del values
         if run_stop is not None:
@@ -194,7 +217,7 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[np.ndarray, int]
             if known == pos:
                 end = pos
                 break
-    return (np.concatenate(parts) if parts else np.empty(0)), end
+    return parts, end
 
 
 def _room(run: int, held: int) -> int:

@@ -1,7 +1,8 @@
-"""Tokens of a text .X file. A numeric run becomes ONE token holding all its values.
+"""Tokens of a text .X file. A numeric run becomes NUMBERS tokens holding all its values.
 
 Numbers are the bulk of a file, so a run like ``1.0;2.0;3.0;, ...`` goes to
-``numbers.scan_numbers`` in one call (vectorised) instead of being split here value by value.
+``numbers.scan_number_parts`` in one call (vectorised) instead of being split here value by
+value; a long run comes back as several consecutive tokens, one per converted stretch.
 Line and column are computed from the byte offset only when a place is reported.
 """
 
@@ -10,8 +11,10 @@ from __future__ import annotations
 import re
 import uuid
 
+import numpy as np
+
 from .codepages import NameDecoder, guess_text, sjis_end
-from .numbers import NumberSyntaxError, scan_numbers
+from .numbers import NumberSyntaxError, scan_number_parts
 from .tokens import (
     EOF,
     GUID,
@@ -38,6 +41,7 @@ _VALUE_TOKEN = re.compile(rb"[^\s,;]+")
 _NUMBER_START = frozenset(b"0123456789+-.")
 _DIGITS = frozenset(b"0123456789")
 _PUNCT = {ord(c): c for c in "{}[]()<>,;."}
+_NO_VALUES = np.empty(0)
 
 
 class TextTokens(TokenSource):
@@ -69,13 +73,17 @@ class TextTokens(TokenSource):
         c = data[pos]
         if c in _NUMBER_START and (c != 0x2E or (pos + 1 < self.end and data[pos + 1] in _DIGITS)):
             try:
-                values, end = scan_numbers(data, pos)
+                parts, end = scan_number_parts(data, pos)
             except NumberSyntaxError as exc:
                 raise self.error(f"not a number: {exc.token[:40]!r}", exc.offset) from None
             if end <= pos:
                 raise self.error(f"unexpected character {chr(c)!r}", pos)
             self.pos = end
-            return (NUMBERS, values, pos)
+            if not parts:
+                return (NUMBERS, _NO_VALUES, pos)
+            # a long run comes as consecutive NUMBERS tokens, one a converted stretch
+            self._pushed.extend((NUMBERS, values, at) for at, values in reversed(parts[1:]))
+            return (NUMBERS, parts[0][1], parts[0][0])
         if c == 0x22:  # '"'
             end = data.find(b'"', pos + 1)
             if end < 0:
