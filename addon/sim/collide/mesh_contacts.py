@@ -62,6 +62,16 @@ def closest_contacts(
     ball = planes[7] + np.float32(max(reach, limit))
     in_ball = dot(off_centre, off_centre) <= ball * ball
     live = np.flatnonzero(((height < reach) & (height > -limit) & in_ball) | crossed)
+    if live.size and start is end:
+        # a still surface: drop pairs whose path stays beyond an edge of the triangle by more
+        # than the reach and the path (a large triangle's ball holds points over its
+        # neighbour); they could not be nearer than a kept pair that makes a contact
+        path = np.zeros(live.size, dtype=np.float32)
+        if prev is not None:
+            step = p1[:, live] - p0[:, live]
+            path = np.sqrt(dot(step, step))
+        margin = np.float32(1.01) * (np.float32(max(reach, limit)) + path) + np.float32(1e-6)
+        live = live[~end.beyond_edges(tri[live], p1[:, live], p0[:, live], margin)]
     if not live.size:
         return no_contacts(dtype)
 
@@ -136,7 +146,32 @@ def _point_sides(
     triangle's edges: a point outside a closed surface is behind the planes of faces it is
     not over, and would be pushed in through them. Nearest to an edge or a corner several
     triangles tie; the one whose plane the point is farthest from decides (the point under
-    a box's edge lies on the side face's plane, so its sign there is rounding)."""
+    a box's edge lies on the side face's plane, so its sign there is rounding).
+
+    A point with one live pair takes that plane's side: only points with several go through
+    the closest points at the start."""
+    sides = np.where(s0 >= 0, 1.0, -1.0).astype(s0.dtype)
+    owners = pairs.point[live]  # sorted: pairs are ordered by point
+    same = owners[1:] == owners[:-1]
+    several = np.zeros(live.size, dtype=bool)
+    several[1:] = same
+    several[:-1] |= same
+    if not several.any():
+        return sides
+    some = np.flatnonzero(several)
+    c0_some = (c0[0][:, some], c0[1][:, some], c0[2][:, some])
+    sides[some] = _nearest_sides(pairs, live[some], p0[:, some], c0_some, s0[some])
+    return sides
+
+
+def _nearest_sides(
+    pairs: AnchoredPairs,
+    live: np.ndarray,
+    p0: np.ndarray,
+    c0: tuple[np.ndarray, np.ndarray, np.ndarray],
+    s0: np.ndarray,
+) -> np.ndarray:
+    """:func:`_point_sides` for pairs whose points have several live pairs (all of them)."""
     q0, _, _ = closest_points(p0, *c0)
     e0 = p0 - q0
     d2 = dot(e0, e0)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
-from ..mesh.triangle_geometry import dot, unit_normals
+from ..mesh.triangle_geometry import CROSSING_TOLERANCE, cross, dot, unit_normals
 
 
 class SurfacePose:
@@ -32,6 +34,40 @@ class SurfacePose:
         self.corners = np.zeros((len(triangles), 12), dtype=np.float32)
         for k, x in enumerate((a, b, c)):
             self.corners[:, 4 * k : 4 * k + 3] = x.T
+
+    @cached_property
+    def edge_planes(self) -> np.ndarray:
+        """``(T, 12)`` float32: per edge (ab, bc, ca) its outward unit normal in the triangle's
+        plane and offset, grown by the crossing test's tolerance (``inside_triangle``): a
+        point beyond one is at least that far from the triangle (zeros for degenerate ones)."""
+        corners = [np.ascontiguousarray(self.corners[:, 4 * k : 4 * k + 3].T) for k in range(3)]
+        normals = np.ascontiguousarray(self.planes[:, 0:3].T)
+        area_normals = cross(corners[1] - corners[0], corners[2] - corners[0])
+        twice_area = np.sqrt(dot(area_normals, area_normals))
+        out = np.zeros((len(self.planes), 12), dtype=np.float32)
+        for k in range(3):
+            start, end = corners[k], corners[(k + 1) % 3]
+            outward = cross(end - start, normals)
+            length = np.sqrt(dot(outward, outward))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                outward /= np.where(length > 0, length, np.inf)
+                altitude = np.where(length > 0, twice_area / length, 0.0)
+            out[:, 4 * k : 4 * k + 3] = outward.T
+            out[:, 4 * k + 3] = dot(outward, start) + np.float32(CROSSING_TOLERANCE) * altitude
+        return out
+
+    def beyond_edges(
+        self, tri: np.ndarray, p1: np.ndarray, p0: np.ndarray, distance: np.ndarray
+    ) -> np.ndarray:
+        """Per pair, whether both ``p1`` and ``p0`` ``(3, k)`` lie beyond one grown edge plane
+        of triangle ``tri`` by more than ``distance``: the point's straight path then stays
+        farther than that from the triangle and never crosses it."""
+        block = np.ascontiguousarray(gather(self.edge_planes, tri).T)
+        far = np.zeros(len(tri), dtype=bool)
+        for k in range(3):
+            normal, offset = block[4 * k : 4 * k + 3], block[4 * k + 3] + distance
+            far |= (dot(normal, p1) > offset) & (dot(normal, p0) > offset)
+        return far
 
     def plane_columns(self, tri: np.ndarray) -> np.ndarray:
         """``(8, k)`` rows of ``planes`` for triangles ``tri``: nx ny nz offset cx cy cz r."""

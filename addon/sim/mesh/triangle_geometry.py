@@ -13,6 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 TINY = 1e-30
+# how far outside a triangle a crossing still counts, in barycentric weight (a share of the
+# opposite corner's height beyond an edge): paths through a shared edge hit one of its sides
+CROSSING_TOLERANCE = 1e-2
 
 
 def dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -93,7 +96,11 @@ def _unit_clip(t: np.ndarray) -> np.ndarray:
 
 
 def inside_triangle(
-    x: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, tolerance: float = 1e-2
+    x: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    tolerance: float = CROSSING_TOLERANCE,
 ) -> np.ndarray:
     """Whether ``x`` projected along the normal falls inside triangle (a, b, c) (barycentric
     weights each at least ``-tolerance``), per column; degenerate triangles never do."""
