@@ -116,7 +116,7 @@ def test_unknown_template_values_stay_one_array(small_steps: None) -> None:
     text = (
         b"xof 0303txt 0032\nMystery m {\n"
         + b",".join(b"%r" % v for v in values)
-        + b";\n\"label\";\n}\n"
+        + b';\n"label";\n}\n'
     )
     raw = read(text).objects[0]["_values"]
     assert len(raw) == 2

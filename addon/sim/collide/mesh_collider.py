@@ -28,6 +28,7 @@ import numpy as np
 from ..mesh.rows import put_rows, take_columns, take_rows
 from ..mesh.triangle_geometry import closest_points, dot
 from .colliders import Collider, Contacts, Scratch, friction_of, limit_slip, normal_axes
+from .inside import closed_surface
 from .mesh_contacts import closest_contacts, no_contacts
 from .record_grid import RecordGrid, triangle_pieces
 from .scan_count import SCANS
@@ -108,6 +109,8 @@ class MeshCollider(Collider):
         self._rate_length = np.zeros(len(self.triangles), dtype=np.float32)
         self.moving = True  # no pose yet: the first ``set_pose`` is never skipped
         self.set_pose(current if previous is None else previous, current)
+        # does it close a volume (``inside.py``)? welded at the first pose, told once
+        self.closed = closed_surface(current, self.triangles)
 
     # poses -------------------------------------------------------------------------------
 

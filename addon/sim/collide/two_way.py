@@ -44,6 +44,7 @@ import numpy as np
 from ..mesh.triangle_geometry import closest_points, cross, dot
 from .broad_phase import BoxGrid
 from .colliders import Collider, friction_of
+from .inside import INSIDE, way_out, winding_numbers
 from .mesh_collider import MeshCollider
 
 COARSE = 2.0  # triangles of a circumradius at rest below this many reaches take no part
@@ -129,6 +130,7 @@ class TwoWay:
         self._normals: dict[int, tuple[MeshCollider, int, np.ndarray]] = {}
         self.queries = 0  # candidate searches so far (for tests and benchmarks)
         self.contacts = 0  # contacts of the last substep
+        self.left_inside = 0  # points moved out of a closed collider so far (``inside.py``)
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled for a helper process without the candidates (found there anew)."""
@@ -166,6 +168,38 @@ class TwoWay:
 
     # ------------------------------------------------------------------------------------
 
+    def _leave_inside(
+        self,
+        collider: MeshCollider,
+        pos: np.ndarray,
+        prev: np.ndarray,
+        vertices: np.ndarray,
+        reach: float,
+        rows: np.ndarray | None,
+    ) -> None:
+        """Free points of the coarse triangles that start the frame inside the closed
+        ``collider`` (at ``vertices``) go ``reach`` beyond its nearest surface point, start
+        and end of the substep alike (their velocity kept); point contacts keep points on
+        the side they start on, so one inside would stay there."""
+        ids = np.unique(self.triangles[self._taking_part(reach, rows)])
+        ids = ids[self.inv_mass[ids] > 0]
+        if not ids.size or not len(vertices):
+            return
+        at = prev[ids, :3].astype(np.float64)
+        near = np.all((at >= vertices.min(axis=0)) & (at <= vertices.max(axis=0)), axis=1)
+        ids, at = ids[near], at[near]
+        if not ids.size:
+            return
+        a, b, c = (vertices[collider.triangles[:, k]] for k in range(3))
+        inside = np.abs(winding_numbers(at, a, b, c)) > INSIDE
+        if not inside.any():
+            return
+        ids, at = ids[inside], at[inside]
+        shift = (way_out(at, a, b, c, reach) - at).astype(np.float32)
+        prev[ids, :3] += shift
+        pos[ids, :3] += shift
+        self.left_inside += int(ids.size)
+
     def _taking_part(self, reach: float, rows: np.ndarray | None) -> np.ndarray:
         keep = self.free & (self.radius >= COARSE * reach)
         if rows is not None:
@@ -185,6 +219,8 @@ class TwoWay:
         reach = collider.outer + max(float(margin), 0.0)
         depth = max(collider.inner, DEPTH * reach)
         start, end, t0, t1 = collider.vertex_path()
+        if t0 == 0.0 and collider.closed:  # a frame's first substep
+            self._leave_inside(collider, pos, prev, start, reach, rows)
         found = self._candidates.get((id(collider), key))
         if not self._valid(found, collider, reach, pos, t1, rows):
             tris = self._taking_part(reach, rows)
