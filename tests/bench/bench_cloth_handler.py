@@ -231,7 +231,11 @@ def main() -> int:
     native = (
         [] if args.no_native else [run_native(100, args.native_frames) for _ in range(args.runs)]
     )
-    big = [run_xof(200, args.big_frames, shapes=args.shapes) for _ in range(args.runs)]
+    big = (  # --big-frames 0: no 40k run
+        [run_xof(200, args.big_frames, shapes=args.shapes) for _ in range(args.runs)]
+        if args.big_frames > 0
+        else []
+    )
     soft = [
         run_xof(100, min(args.frames, 60), kind="SOFT", shapes=args.shapes)
         for _ in range(args.runs)
@@ -272,14 +276,16 @@ def main() -> int:
             f"({args.native_frames} frames) -> xof frame_set is {nat / whole:.1f}x faster "
             f"by wall time (handler alone {nat / h:.1f}x), {nat_cpu / cpu_whole:.1f}x by CPU"
         )
-    bh = median_of(big, "frame_set_ms")
-    bh_cpu = median_of(big, "frame_set_cpu_ms")
-    print(
-        f"40k cloth, {args.big_frames} frames (wall / CPU): handler "
-        f"{median_of(big, 'handler_ms'):.1f} / {median_of(big, 'handler_cpu_ms'):.1f} ms, "
-        f"frame_set {bh:.1f} / {bh_cpu:.1f} ms/frame = {1e3 / bh:.1f} / {1e3 / bh_cpu:.1f} "
-        f"frames/s; stretch at the last frame p99 {100 * median_of(big, 'p99_stretch'):.2f} %"
-    )
+    if big:
+        bh = median_of(big, "frame_set_ms")
+        bh_cpu = median_of(big, "frame_set_cpu_ms")
+        print(
+            f"40k cloth, {args.big_frames} frames (wall / CPU): handler "
+            f"{median_of(big, 'handler_ms'):.1f} / {median_of(big, 'handler_cpu_ms'):.1f} ms, "
+            f"frame_set {bh:.1f} / {bh_cpu:.1f} ms/frame = {1e3 / bh:.1f} / "
+            f"{1e3 / bh_cpu:.1f} frames/s; stretch at the last frame p99 "
+            f"{100 * median_of(big, 'p99_stretch'):.2f} %"
+        )
     print(
         f"10k soft body (wall / CPU): handler {median_of(soft, 'handler_ms'):.2f} / "
         f"{median_of(soft, 'handler_cpu_ms'):.2f} ms/frame (its own thread's CPU "

@@ -21,6 +21,7 @@ contact (``mesh_contacts.py``).
 from __future__ import annotations
 
 import copy
+from functools import cached_property
 from typing import cast
 
 import numpy as np
@@ -109,8 +110,6 @@ class MeshCollider(Collider):
         self._rate_length = np.zeros(len(self.triangles), dtype=np.float32)
         self.moving = True  # no pose yet: the first ``set_pose`` is never skipped
         self.set_pose(current if previous is None else previous, current)
-        # does it close a volume (``inside.py``)? welded at the first pose, told once
-        self.closed = closed_surface(current, self.triangles)
 
     # poses -------------------------------------------------------------------------------
 
@@ -512,6 +511,11 @@ class MeshCollider(Collider):
 
     def surface(self) -> MeshCollider | None:
         return self if self.triangles.size else None
+
+    @cached_property
+    def closed(self) -> bool:
+        """Does it close a volume (``inside.py``)? Told once, at the pose it is first asked."""
+        return closed_surface(self._cur, self.triangles)
 
     def vertex_path(self) -> tuple[np.ndarray, np.ndarray, float, float]:
         """The vertices ``(V, 3)`` float64 at the frame's start and end (the surface moves
