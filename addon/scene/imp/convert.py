@@ -64,27 +64,35 @@ class Conversion:
         c[:3, :3] = self.scale * self.mirror
         return c
 
-    def _apply(self, vectors: np.ndarray, factor: float) -> np.ndarray:
-        """``factor * L @ v`` per row; ``L`` is a signed permutation: gather columns, no matmul."""
+    def _apply(self, vectors: np.ndarray, factor: float, single: bool = False) -> np.ndarray:
+        """``factor * L @ v`` per row; ``L`` is a signed permutation: gather columns, no matmul.
+
+        ``single``: the result as float32, rounded once from the exact product (the input is
+        rounded first where only signs change: the same values, a float64 pass fewer)."""
         v = np.asarray(vectors)
         if v.dtype not in (np.float32, np.float64):
             v = v.astype(np.float64)
         columns = np.abs(self.mirror).argmax(axis=1)
         signs = self.mirror[np.arange(3), columns] * factor
         if sorted(columns) != [0, 1, 2] or not np.allclose(np.abs(self.mirror).sum(axis=1), 1):
-            return (v @ self.mirror.T) * factor  # not a signed permutation: plain product
+            out = (v @ self.mirror.T) * factor  # not a signed permutation: plain product
+            return out.astype(np.float32) if single else out
+        exact = np.all(np.abs(signs) == 1.0)
+        if single and exact:
+            v = v.astype(np.float32, copy=False)
         out = v[:, columns]
         if not np.all(signs == 1.0):
-            out *= signs.astype(v.dtype)
-        return out
+            out *= signs.astype(out.dtype)
+        return out.astype(np.float32, copy=False) if single else out
 
-    def positions(self, points: np.ndarray) -> np.ndarray:
-        """(n, 3) file points -> (n, 3) Blender points (float32 stays float32)."""
-        return self._apply(points, self.scale)
+    def positions(self, points: np.ndarray, single: bool = False) -> np.ndarray:
+        """(n, 3) file points -> (n, 3) Blender points (float32 stays float32; ``single``:
+        float32 always)."""
+        return self._apply(points, self.scale, single)
 
-    def directions(self, vectors: np.ndarray) -> np.ndarray:
+    def directions(self, vectors: np.ndarray, single: bool = False) -> np.ndarray:
         """(n, 3) file normals/directions -> Blender (no scale; ``L`` is orthonormal)."""
-        return self._apply(vectors, 1.0)
+        return self._apply(vectors, 1.0, single)
 
     def matrix(self, m: np.ndarray) -> np.ndarray:
         """A file 4x4 row-vector matrix -> Blender 4x4 column-vector matrix."""
@@ -94,10 +102,13 @@ class Conversion:
         return c @ np.asarray(m, dtype=np.float64).T @ c_inv
 
     @staticmethod
-    def uvs(uv: np.ndarray) -> np.ndarray:
-        """(n, 2) file UVs (v down) -> Blender UVs (v up)."""
-        out = np.array(uv, dtype=np.float64, copy=True).reshape(-1, 2)
-        out[:, 1] = 1.0 - out[:, 1]
+    def uvs(uv: np.ndarray, single: bool = False) -> np.ndarray:
+        """(n, 2) file UVs (v down) -> Blender UVs (v up); ``single``: float32, ``1 - v``
+        computed in float64 and rounded once."""
+        source = np.asarray(uv).reshape(-1, 2)
+        out = np.empty(source.shape, dtype=np.float32 if single else np.float64)
+        out[:, 0] = source[:, 0]
+        np.subtract(1.0, source[:, 1], out=out[:, 1], dtype=np.float64, casting="same_kind")
         return out
 
 

@@ -128,24 +128,44 @@ def _copies(sizes: np.ndarray, corners: np.ndarray, kept: np.ndarray) -> np.ndar
     """
     out = np.zeros(len(sizes), dtype=bool)
     starts = face_starts(sizes)
+    corners = np.ascontiguousarray(corners, dtype=np.int64)
     for size in np.unique(sizes[kept]).tolist():
         ids = np.flatnonzero(kept & (sizes == size))
-        rows = corners[starts[ids][:, None] + np.arange(size)].astype(np.uint64)
-        square = rows * rows
-        key = rows.sum(axis=1) * np.uint64(0x9E3779B97F4A7C15)
-        key ^= square.sum(axis=1) * np.uint64(0xC2B2AE3D27D4EB4F)
-        key ^= (square * rows).sum(axis=1)
+        key = _power_sums_key(corners, starts[ids], size, ids.size * size == corners.size)
         ordered = np.sort(key)
         twice = ordered[1:][ordered[1:] == ordered[:-1]]
         if not len(twice):
             continue  # the usual case: no two faces share a key
         maybe = np.flatnonzero(np.isin(key, twice))
-        exact = np.sort(rows[maybe], axis=1)
+        exact = np.sort(corners[starts[ids[maybe]][:, None] + np.arange(size)], axis=1)
         _, first = np.unique(exact, axis=0, return_index=True)
         copy = np.ones(len(maybe), dtype=bool)
         copy[first] = False  # the earliest face of each vertex set stays
         out[ids[maybe[copy]]] = True
     return out
+
+
+def _power_sums_key(corners: np.ndarray, at: np.ndarray, size: int, whole: bool) -> np.ndarray:
+    """Per face of ``size`` corners starting at ``at``: its ids' sum, sum of squares and sum
+    of cubes (uint64, wrapping) mixed into one key, a corner column at a time (a million
+    quads' (F, 4) blocks would be a fresh 32 MB each). ``whole``: the faces are all of
+    ``corners``, in order (read as columns of a view)."""
+    block = corners.reshape(-1, size) if whole else None
+    sums = np.zeros(at.size, dtype=np.uint64)
+    squares = np.zeros(at.size, dtype=np.uint64)
+    cubes = np.zeros(at.size, dtype=np.uint64)
+    for j in range(size):
+        column = (block[:, j] if block is not None else corners[at + j]).view(np.uint64)
+        sums += column
+        power = column * column
+        squares += power
+        power *= column
+        cubes += power
+    sums *= np.uint64(0x9E3779B97F4A7C15)
+    squares *= np.uint64(0xC2B2AE3D27D4EB4F)
+    sums ^= squares
+    sums ^= cubes
+    return sums
 
 
 def plan_faces(sizes: np.ndarray, corners: np.ndarray, n_verts: int) -> FacePlan:

@@ -45,6 +45,9 @@ def finite_positions(scene: SceneData, scale: float = 1.0) -> list[str]:
         if positions.ndim != 2 or not positions.size:
             continue
         with np.errstate(over="ignore", invalid="ignore"):
+            # the usual case in two passes and no temporaries (NaN fails the comparison)
+            if max(-float(positions.min()), float(positions.max())) * abs(scale) <= _FLOAT32_MAX:
+                continue
             ok = np.isfinite(positions).all(axis=1)
             ok &= (
                 np.abs(np.where(np.isfinite(positions), positions, 0.0)).max(axis=1) * abs(scale)
@@ -95,11 +98,12 @@ def _set_topology(
 
 
 def _unit(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """Unit float32 vectors and a mask of unusable ones (zero or non-finite), None if none."""
+    """Float32 ``vectors`` made unit in place, and a mask of unusable ones (zero or
+    non-finite), None if none."""
     lengths = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
     bad = ~np.isfinite(lengths) | (lengths < 1e-12)
-    unit = (vectors / np.where(bad, 1.0, lengths)[:, None]).astype(np.float32)
-    return unit, (bad if bad.any() else None)
+    vectors /= np.where(bad, np.float32(1.0), lengths)[:, None]
+    return vectors, (bad if bad.any() else None)
 
 
 def _file_normals(
@@ -117,7 +121,7 @@ def _file_normals(
             return None, None, "CORNER", msg
         if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(normals)):
             return None, None, "CORNER", "MeshNormals index out of range: normals ignored"
-        unit, bad = _unit(conv.directions(normals).astype(np.float32))
+        unit, bad = _unit(conv.directions(normals, single=True))
         if len(normals) == n_verts and np.array_equal(idx, data.corners):
             return unit, bad, "POINT", None
         per_loop = plan.per_loop(idx)
@@ -128,7 +132,7 @@ def _file_normals(
     normals = np.asarray(per_vertex, dtype=np.float64)
     if normals.ndim != 2 or normals.shape[0] != n_verts or normals.shape[1] < 3:
         return None, None, "CORNER", f"DeclData normals have shape {normals.shape}: ignored"
-    unit, bad = _unit(conv.directions(normals[:, :3]).astype(np.float32))
+    unit, bad = _unit(conv.directions(normals[:, :3], single=True))
     return unit, bad, "POINT", None
 
 
@@ -169,7 +173,7 @@ def build_mesh(
 
     mesh = bpy.data.meshes.new(name)
     try:
-        _set_topology(mesh, conv.positions(positions), plan.loop_starts(), corners_b)
+        _set_topology(mesh, conv.positions(positions, single=True), plan.loop_starts(), corners_b)
         if data.name is not None:
             mesh["xof_name"] = data.name
 
@@ -200,7 +204,7 @@ def build_mesh(
                     "FLOAT2",
                     "CORNER",
                     "vector",
-                    conv.uvs(uv).astype(np.float32)[corners_b],
+                    conv.uvs(uv, single=True)[corners_b],
                 )
 
         if options.use_colors and data.colors is not None:

@@ -79,6 +79,11 @@ def ragged_parts(value: Any) -> tuple[np.ndarray, np.ndarray]:
         if len(value) == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         flat = value.flat.astype(np.int64, copy=False)
+        n, width = len(value), len(flat) // len(value)
+        if width * n == len(flat) and value.starts[0] == 0 and value.starts[-1] == (n - 1) * width:
+            block = flat.reshape(n, width)  # records of one size (all quads): columns
+            if bool((block[:, 0] == width - 1).all()):
+                return block[:, 0].copy(), np.ascontiguousarray(block[:, 1:]).reshape(-1)
         sizes = flat[value.starts]
         keep = np.ones(len(flat), dtype=bool)
         keep[value.starts] = False

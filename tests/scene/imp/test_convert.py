@@ -58,3 +58,24 @@ def test_reversed_winding_keeps_first_corner():
     order = reversed_winding_order(np.array([3, 4, 5]))
     assert corners[order].tolist() == [10, 12, 11, 20, 23, 22, 21, 30, 34, 33, 32, 31]
     assert reversed_winding_order(np.array([], dtype=np.int64)).tolist() == []
+
+
+@pytest.mark.parametrize(
+    ("forward", "up", "scale"),
+    [("Z", "Y", 1.0), ("-Z", "Y", 1.0), ("X", "-Z", 2.5), ("Y", "Z", 0.01)],
+)
+def test_single_precision_is_the_double_result_rounded_once(forward, up, scale):
+    """``single=True`` (the importer's float32 arrays, no float64 pass) gives the float64
+    result rounded once: the exact product of the signed permutation, computed here."""
+    conv = Conversion.from_options(forward, up, scale)
+    rng = np.random.default_rng(4)
+    v = rng.normal(size=(500, 3)) * 10.0 ** rng.integers(-8, 8, size=(500, 1))
+    exact = v @ conv.mirror.T  # a signed permutation: exact in float64
+    positions = conv.positions(v, single=True)
+    assert positions.dtype == np.float32
+    np.testing.assert_array_equal(positions, (exact * scale).astype(np.float32))
+    np.testing.assert_array_equal(conv.directions(v, single=True), exact.astype(np.float32))
+    uv = rng.uniform(-2, 3, size=(200, 2))
+    flipped = Conversion.uvs(uv, single=True)
+    assert flipped.dtype == np.float32
+    np.testing.assert_array_equal(flipped, np.c_[uv[:, 0], 1.0 - uv[:, 1]].astype(np.float32))
