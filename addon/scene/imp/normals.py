@@ -132,8 +132,15 @@ def _vectors(collection: object, n: int) -> np.ndarray:
     return out.reshape(-1, 3)
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(len(a) == len(b) and np.all(np.abs(a - b) <= TOLERANCE))
+def _close(a: np.ndarray, b: np.ndarray, block: int = 1 << 16) -> bool:
+    """Every component within ``TOLERANCE``: a block of rows at a time (small temporaries,
+    and normals that differ are usually told by the first block)."""
+    if len(a) != len(b):
+        return False
+    for first in range(0, len(a), block):
+        if not np.all(np.abs(a[first : first + block] - b[first : first + block]) <= TOLERANCE):
+            return False
+    return True
 
 
 def _is_smooth(mesh: bpy.types.Mesh, topo: _Topology, values: np.ndarray, domain: str) -> bool:
