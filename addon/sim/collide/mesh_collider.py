@@ -254,7 +254,7 @@ class MeshCollider(Collider):
     def _pose(self, t: float) -> SurfacePose:
         """The surface at fraction ``t`` of the frame."""
         vertices = self._prev + (self._cur - self._prev) * t if self.moving else self._cur
-        return SurfacePose(t, np.ascontiguousarray(vertices.T, dtype=np.float32), self.triangles)
+        return SurfacePose(t, vertices, self.triangles)
 
     # contacts ----------------------------------------------------------------------------
 
