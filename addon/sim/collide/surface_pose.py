@@ -52,7 +52,7 @@ def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """``records[ids]`` for a C-contiguous 2-D array, each row moved as one item."""
     item = np.dtype((np.void, records.shape[1] * records.itemsize))
     flat = records.view(item).reshape(-1)
-    return np.take(flat, ids).view(records.dtype).reshape(len(ids), records.shape[1])
+    return flat.take(ids).view(records.dtype).reshape(len(ids), records.shape[1])
 
 
 def least_at_corners(values: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..collide.surface_pose import gather
+
 LEAF_TRIANGLES = 8
 # normals within this angle of a patch's axis (its cosine): a pair excluded by less than its
 # rest distance keeps at least 0.9 of it through the patch's tilt
@@ -143,10 +145,9 @@ class PatchTree:
             return empty, empty
         lo, hi, axis, cos = self._cones(positions)
         self.lo, self.hi = lo, hi  # the boxes of this query, for the caller's finer tests
-        lo_c = [np.ascontiguousarray(lo[:, k]) - reach for k in range(3)]
-        hi_c = [np.ascontiguousarray(hi[:, k]) for k in range(3)]
-        rest_lo = [np.ascontiguousarray(self.rest_lo[:, k]) for k in range(3)]
-        rest_hi = [np.ascontiguousarray(self.rest_hi[:, k]) for k in range(3)]
+        # one record a node: its box now (low corner grown by the reach) and at rest, so a
+        # level's node pairs are fetched by two gathers of rows, not 24 per-axis takes
+        boxes = np.concatenate([lo - reach, hi, self.rest_lo, self.rest_hi], axis=1)
         flat_node = (cos >= FLAT_COS) & self.connected
         span = 2 * self.leaf_base
         a = b = np.ones(1, dtype=np.int64)
@@ -154,14 +155,14 @@ class PatchTree:
         while True:
             # boxes grown by the reach apart, or all their pairs excluded at rest (the
             # farthest rest distance between the boxes is within the exclusion)
+            box_a, box_b = gather(boxes, a), gather(boxes, b)
             keep = np.ones(a.size, dtype=bool)
             far = np.zeros(a.size)
             for k in range(3):
-                keep &= np.take(lo_c[k], a) <= np.take(hi_c[k], b)
-                keep &= np.take(lo_c[k], b) <= np.take(hi_c[k], a)
+                keep &= box_a[:, k] <= box_b[:, 3 + k]
+                keep &= box_b[:, k] <= box_a[:, 3 + k]
                 span_k = np.maximum(
-                    np.take(rest_hi[k], b) - np.take(rest_lo[k], a),
-                    np.take(rest_hi[k], a) - np.take(rest_lo[k], b),
+                    box_b[:, 9 + k] - box_a[:, 6 + k], box_a[:, 9 + k] - box_b[:, 6 + k]
                 )
                 far += span_k * span_k
             keep &= far > ex2
