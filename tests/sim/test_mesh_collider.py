@@ -566,3 +566,35 @@ def test_a_point_under_a_box_edge_is_pushed_out_below_it() -> None:
     x, y, z = pos[0, :3].astype(float)
     assert max(abs(x) - 1.0, abs(y) - 0.2, abs(z) - 0.1) > 0.0  # outside the box
     assert z == pytest.approx(-0.1 - 0.01 - 0.005, abs=1e-4)  # on the shell under the bottom
+
+
+def test_a_few_points_get_a_coarser_grid_and_the_same_contacts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the grid is built every window for about the cloth's points: 60 points by a
+    # 1,280-triangle sphere (fewer than a quarter of its pieces) list fewer entries a box,
+    # and find the contacts a grid of ENTRIES a box finds
+    from addon.sim.collide import mesh_collider
+
+    verts, faces = icosphere(3, 0.3)
+    rng = np.random.default_rng(7)
+    dirs = rng.normal(size=(60, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    before = _state(dirs * rng.uniform(0.28, 0.33, (60, 1)))
+    after = _state(dirs * rng.uniform(0.28, 0.33, (60, 1)))
+
+    def run() -> tuple[tuple[np.ndarray, ...], int]:
+        collider = MeshCollider(verts, faces, outer=0.01)
+        collider.move_to(verts * 1.02)  # growing: a moving surface, swept boxes
+        collider.begin_substep(0.0, 1.0)
+        found = collider.find(after, before, 0.005)
+        assert collider._grid is not None
+        return found, len(collider._grid.boxes)
+
+    coarse, listed_coarse = run()
+    monkeypatch.setattr(mesh_collider, "FEW_POINTS", 1e-9)  # as many points as pieces
+    fine, listed_fine = run()
+    assert listed_coarse < 0.6 * listed_fine, (listed_coarse, listed_fine)  # 11,761 vs 43,633
+    assert coarse[0].size > 10  # points in reach of the sphere (47)
+    for a, b in zip(coarse, fine, strict=True):
+        assert np.array_equal(a, b)
