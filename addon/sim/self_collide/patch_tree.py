@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collide.surface_pose import gather
-
 LEAF_TRIANGLES = 8
 # normals within this angle of a patch's axis (its cosine): a pair excluded by less than its
 # rest distance keeps at least 0.9 of it through the patch's tilt
@@ -145,9 +143,10 @@ class PatchTree:
             return empty, empty
         lo, hi, axis, cos = self._cones(positions)
         self.lo, self.hi = lo, hi  # the boxes of this query, for the caller's finer tests
-        # one record a node: its box now (low corner grown by the reach) and at rest, so a
-        # level's node pairs are fetched by two gathers of rows, not 24 per-axis takes
-        boxes = np.concatenate([lo - reach, hi, self.rest_lo, self.rest_hi], axis=1)
+        lo_c = [np.ascontiguousarray(lo[:, k]) - reach for k in range(3)]
+        hi_c = [np.ascontiguousarray(hi[:, k]) for k in range(3)]
+        rest_lo = [np.ascontiguousarray(self.rest_lo[:, k]) for k in range(3)]
+        rest_hi = [np.ascontiguousarray(self.rest_hi[:, k]) for k in range(3)]
         flat_node = (cos >= FLAT_COS) & self.connected
         span = 2 * self.leaf_base
         a = b = np.ones(1, dtype=np.int64)
@@ -155,14 +154,14 @@ class PatchTree:
         while True:
             # boxes grown by the reach apart, or all their pairs excluded at rest (the
             # farthest rest distance between the boxes is within the exclusion)
-            box_a, box_b = gather(boxes, a), gather(boxes, b)
             keep = np.ones(a.size, dtype=bool)
             far = np.zeros(a.size)
-            for k in range(3):
-                keep &= box_a[:, k] <= box_b[:, 3 + k]
-                keep &= box_b[:, k] <= box_a[:, 3 + k]
+            for k in range(3):  # the take method: np.take adds two Python calls a take
+                keep &= lo_c[k].take(a) <= hi_c[k].take(b)
+                keep &= lo_c[k].take(b) <= hi_c[k].take(a)
                 span_k = np.maximum(
-                    box_b[:, 9 + k] - box_a[:, 6 + k], box_a[:, 9 + k] - box_b[:, 6 + k]
+                    rest_hi[k].take(b) - rest_lo[k].take(a),
+                    rest_hi[k].take(a) - rest_lo[k].take(b),
                 )
                 far += span_k * span_k
             keep &= far > ex2

@@ -27,7 +27,6 @@ from ..collide.broad_phase import box_pairs
 from ..collide.candidates import Candidates
 from ..collide.colliders import Collider, Scratch
 from ..collide.scan_count import SCANS
-from ..collide.surface_pose import gather
 from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
@@ -129,19 +128,13 @@ class SelfCollision(Collider):
         far = np.zeros(point.size, dtype=np.float32)
         near = np.zeros(point.size, dtype=np.float32)
         g = np.float32(grow)
-        # float32 rows (no float64 copies of the gathered columns): per node its box now
-        # grown by ``g`` and at rest, per point where it is now and at rest; one gather of
-        # rows each fetches what 18 per-axis takes did
-        boxes = np.concatenate([tree.lo - g, tree.hi + g, tree.rest_lo, tree.rest_hi], axis=1)
-        box = gather(boxes.astype(np.float32), node)
-        at = gather(np.ascontiguousarray(np.concatenate([xs, rest]).T), point)
-        for k in range(3):
-            c = at[:, k]
-            keep &= c >= box[:, k]
-            keep &= c <= box[:, 3 + k]
-            r = at[:, 3 + k]
-            below = r - box[:, 6 + k]
-            above = box[:, 9 + k] - r
+        for k in range(3):  # float32 bounds: no float64 copies of the gathered columns
+            c = xs[k].take(point)
+            keep &= c >= (tree.lo[:, k] - g).astype(np.float32).take(node)
+            keep &= c <= (tree.hi[:, k] + g).astype(np.float32).take(node)
+            r = rest[k].take(point)
+            below = r - tree.rest_lo[:, k].astype(np.float32).take(node)
+            above = tree.rest_hi[:, k].astype(np.float32).take(node) - r
             span = np.maximum(below, above)
             far += span * span
             gap = np.maximum(np.maximum(-below, -above), 0.0)
