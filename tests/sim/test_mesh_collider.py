@@ -598,3 +598,39 @@ def test_a_few_points_get_a_coarser_grid_and_the_same_contacts(
     assert coarse[0].size > 10  # points in reach of the sphere (47)
     for a, b in zip(coarse, fine, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_a_point_whose_pairs_agree_on_its_side_needs_no_closest_points_at_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a two-sided surface takes a point's side from its nearest triangle at the substep's
+    # start, unless all its live pairs start on one side of their planes: then that side,
+    # without closest points (over the middle of the slab's top: both top triangles in
+    # front); under the box's edge the pairs disagree and the nearest decides as before
+    from addon.sim.collide import mesh_contacts
+
+    calls = []
+    real = mesh_contacts.closest_points
+
+    def counted(*args: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        calls.append(args[0].shape[1])
+        return real(*args)
+
+    monkeypatch.setattr(mesh_contacts, "closest_points", counted)
+    verts, faces = _slab()
+    collider = MeshCollider(verts, faces, outer=0.01)
+    pos, prev = np.zeros((1, 4), np.float32), np.zeros((1, 4), np.float32)
+    prev[0, :3] = (0.1, 0.02, 0.108)
+    pos[0, :3] = (0.1, 0.02, 0.104)  # 4 mm above the top face, moving down
+    begin_substep((collider,), 0.0, 1.0)
+    assert resolve_positions((collider,), pos, prev, np.ones(1, bool), 0.005, 0.0) == 1
+    assert pos[0, 2] == pytest.approx(0.1 + 0.01 + 0.005, abs=1e-6)  # out to the reach
+    assert len(calls) == 1  # the contacts' closest points only
+    calls.clear()
+    collider = MeshCollider(verts, faces, outer=0.01)  # the box-edge regression's point
+    prev[0, :3] = (-0.49984235, -0.19999969, -0.115)
+    pos[0, :3] = (-0.4998594, -0.19873372, -0.11474731)
+    begin_substep((collider,), 0.0, 1.0)
+    resolve_positions((collider,), pos, prev, np.ones(1, bool), 0.005, 0.0)
+    assert len(calls) == 2  # and the start's, for the side
+    assert pos[0, 2] == pytest.approx(-0.1 - 0.01 - 0.005, abs=1e-4)
