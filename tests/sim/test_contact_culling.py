@@ -88,8 +88,7 @@ def test_the_edge_test_bounds_the_distance() -> None:
     the distance to a dense sampling of the triangle)."""
     rng = np.random.default_rng(2)
     corners = rng.normal(size=(40, 3, 3)).astype(np.float32)
-    verts = corners.reshape(-1, 3).T.copy()
-    pose = SurfacePose(1.0, verts, np.arange(120).reshape(40, 3))
+    pose = SurfacePose(1.0, corners.reshape(-1, 3), np.arange(120).reshape(40, 3))
     u, v = np.meshgrid(np.linspace(0, 1, 60), np.linspace(0, 1, 60))
     keep = (u + v) <= 1
     w = np.stack([1 - u[keep] - v[keep], u[keep], v[keep]])  # (3, S) barycentric samples

@@ -287,15 +287,18 @@ def test_candidates_found_before_a_change_of_shape_are_not_carried() -> None:
     assert np.allclose(normals[:, 0], np.array([-1.0, -1.0, 1.0]) / np.sqrt(3.0), atol=1e-5)
 
 
-def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndarray, int]:
+def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndarray, int, int]:
     """A cloth draped on a sphere mesh that turns (1.5 rad/s about a tilted axis) while it
-    slides: the end positions and how many points the broad phase was asked about.
+    slides: the end positions, how many points the broad phase was asked about and at how
+    many substeps.
     ``always``: every point's pairs are found again at every substep."""
     from addon.sim.collide.surface_pairs import AnchoredPairs
 
-    if always:
+    if always:  # every point has used more than its bounds
         monkeypatch.setattr(
-            AnchoredPairs, "_beyond", lambda self, rows, anchor, ids: np.ones(ids.size, bool)
+            AnchoredPairs,
+            "_used",
+            lambda self, rows, anchor, ids: np.full(ids.size, 2.0, np.float32),
         )
     model = grid_model(25, size=1.0, height=0.35)
     model.rest_positions[:, :2] -= 0.5
@@ -313,7 +316,7 @@ def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndar
         out = sim.step(colliders=(collider,)).positions
         assert _outside_margin(out.astype(float), posed, faces).min() > 0.005
     assert collider._pairs is not None
-    return out, collider._pairs.queries
+    return out, collider._pairs.queries, collider.rebuilds
 
 
 def test_pairs_kept_on_a_turning_surface_give_the_same_cloth(
@@ -321,10 +324,28 @@ def test_pairs_kept_on_a_turning_surface_give_the_same_cloth(
 ) -> None:
     # points resting on a turning sphere move with it: their pairs are kept while they stay
     # near their anchors; the cloth is the same as when every pair is found at every substep
-    kept, asked_kept = _turning_run(monkeypatch, always=False)
-    fresh, asked_fresh = _turning_run(monkeypatch, always=True)
+    from addon.sim.collide import surface_pairs
+
+    monkeypatch.setattr(surface_pairs, "EARLY_SHARE", 1.0)  # only the points beyond
+    kept, asked_kept, _ = _turning_run(monkeypatch, always=False)
+    fresh, asked_fresh, _ = _turning_run(monkeypatch, always=True)
     assert np.abs(kept - fresh).max() < 1e-4
     assert asked_kept < 0.3 * asked_fresh, (asked_kept, asked_fresh)
+
+
+def test_points_near_their_bounds_join_a_query_and_the_cloth_is_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a query asks about the points past half their bounds too (EARLY_SHARE): fewer broad
+    # phases (the demo cape: 13 -> 5.4 a frame), and the same contacts, since any
+    # point's pairs found earlier are as complete: the cloth is the same, bit for bit
+    from addon.sim.collide import surface_pairs
+
+    early, _, early_queries = _turning_run(monkeypatch, always=False)
+    monkeypatch.setattr(surface_pairs, "EARLY_SHARE", 1.0)  # only the points beyond
+    late, _, late_queries = _turning_run(monkeypatch, always=False)
+    assert np.array_equal(early, late)
+    assert early_queries < 0.9 * late_queries, (early_queries, late_queries)  # 271 vs 318
 
 
 def test_points_whose_path_misses_the_surface_box_are_not_asked_about() -> None:
@@ -545,3 +566,71 @@ def test_a_point_under_a_box_edge_is_pushed_out_below_it() -> None:
     x, y, z = pos[0, :3].astype(float)
     assert max(abs(x) - 1.0, abs(y) - 0.2, abs(z) - 0.1) > 0.0  # outside the box
     assert z == pytest.approx(-0.1 - 0.01 - 0.005, abs=1e-4)  # on the shell under the bottom
+
+
+def test_a_few_points_get_a_coarser_grid_and_the_same_contacts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the grid is built every window for about the cloth's points: 60 points by a
+    # 1,280-triangle sphere (fewer than a quarter of its pieces) list fewer entries a box,
+    # and find the contacts a grid of ENTRIES a box finds
+    from addon.sim.collide import mesh_collider
+
+    verts, faces = icosphere(3, 0.3)
+    rng = np.random.default_rng(7)
+    dirs = rng.normal(size=(60, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    before = _state(dirs * rng.uniform(0.28, 0.33, (60, 1)))
+    after = _state(dirs * rng.uniform(0.28, 0.33, (60, 1)))
+
+    def run() -> tuple[tuple[np.ndarray, ...], int]:
+        collider = MeshCollider(verts, faces, outer=0.01)
+        collider.move_to(verts * 1.02)  # growing: a moving surface, swept boxes
+        collider.begin_substep(0.0, 1.0)
+        found = collider.find(after, before, 0.005)
+        assert collider._grid is not None
+        return found, len(collider._grid.boxes)
+
+    coarse, listed_coarse = run()
+    monkeypatch.setattr(mesh_collider, "FEW_POINTS", 1e-9)  # as many points as pieces
+    fine, listed_fine = run()
+    assert listed_coarse < 0.6 * listed_fine, (listed_coarse, listed_fine)  # 11,761 vs 43,633
+    assert coarse[0].size > 10  # points in reach of the sphere (47)
+    for a, b in zip(coarse, fine, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_a_point_whose_pairs_agree_on_its_side_needs_no_closest_points_at_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a two-sided surface takes a point's side from its nearest triangle at the substep's
+    # start, unless all its live pairs start on one side of their planes: then that side,
+    # without closest points (over the middle of the slab's top: both top triangles in
+    # front); under the box's edge the pairs disagree and the nearest decides as before
+    from addon.sim.collide import mesh_contacts
+
+    calls = []
+    real = mesh_contacts.closest_points
+
+    def counted(*args: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        calls.append(args[0].shape[1])
+        return real(*args)
+
+    monkeypatch.setattr(mesh_contacts, "closest_points", counted)
+    verts, faces = _slab()
+    collider = MeshCollider(verts, faces, outer=0.01)
+    pos, prev = np.zeros((1, 4), np.float32), np.zeros((1, 4), np.float32)
+    prev[0, :3] = (0.1, 0.02, 0.108)
+    pos[0, :3] = (0.1, 0.02, 0.104)  # 4 mm above the top face, moving down
+    begin_substep((collider,), 0.0, 1.0)
+    assert resolve_positions((collider,), pos, prev, np.ones(1, bool), 0.005, 0.0) == 1
+    assert pos[0, 2] == pytest.approx(0.1 + 0.01 + 0.005, abs=1e-6)  # out to the reach
+    assert len(calls) == 1  # the contacts' closest points only
+    calls.clear()
+    collider = MeshCollider(verts, faces, outer=0.01)  # the box-edge regression's point
+    prev[0, :3] = (-0.49984235, -0.19999969, -0.115)
+    pos[0, :3] = (-0.4998594, -0.19873372, -0.11474731)
+    begin_substep((collider,), 0.0, 1.0)
+    resolve_positions((collider,), pos, prev, np.ones(1, bool), 0.005, 0.0)
+    assert len(calls) == 2  # and the start's, for the side
+    assert pos[0, 2] == pytest.approx(-0.1 - 0.01 - 0.005, abs=1e-4)

@@ -298,6 +298,32 @@ def test_a_sheet_turning_and_moving_as_a_whole_keeps_its_pairs() -> None:
     assert counts[0] > 50 and counts == [counts[0]] * 12
 
 
+def test_a_sheet_moving_within_the_slack_keeps_its_pairs_without_the_rigid_fit(
+    monkeypatch,
+) -> None:
+    # every point moved less than the slack as it stands: the pairs hold (standing still is
+    # a rigid motion too) and the best-fit rotation is not looked for
+    from addon.sim.self_collide import self_collision
+
+    n, h = 16, 0.005
+    rest, _, _ = quad_grid(n, n, h * (n - 1))
+    collision = SelfCollision(grid_triangles(n, n), rest, np.ones(len(rest)), D)
+    folded = _folding(rest, np.pi)
+    start = XpbdSolver.make_state(folded)
+    first = collision._candidates(start, start, D)
+    assert first is not None and collision.rebuilds == 1
+    slack = collision._slack  # 0.25-0.5 distances: 3.75-7.5 mm
+
+    def no_fit(built: np.ndarray, here: np.ndarray) -> np.ndarray:
+        raise AssertionError("the rigid fit was looked for")
+
+    monkeypatch.setattr(self_collision, "moved_rigidly", no_fit)
+    wobble = np.random.default_rng(5).uniform(-1.0, 1.0, folded.shape) * (0.5 * slack / 2.0)
+    moved = XpbdSolver.make_state(folded + wobble)  # each point at most 0.87 slack away
+    assert collision._candidates(moved, start, D) is first
+    assert collision.rebuilds == 1
+
+
 def test_the_slack_shrinks_where_pairs_crowd_just_beyond_the_distance() -> None:
     # slacks tried: 0.25 D .. 0.5 D in steps of 0.05 D (reaches 1.5 D .. 2 D). 200k pairs
     # between 1.65 D and 2 D: the reaches up to 1.6 D hold none, and of those the widest

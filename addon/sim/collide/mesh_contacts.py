@@ -148,17 +148,18 @@ def _point_sides(
     triangles tie; the one whose plane the point is farthest from decides (the point under
     a box's edge lies on the side face's plane, so its sign there is rounding).
 
-    A point with one live pair takes that plane's side: only points with several go through
-    the closest points at the start."""
-    sides = np.where(s0 >= 0, 1.0, -1.0).astype(s0.dtype)
-    owners = pairs.point[live]  # sorted: pairs are ordered by point
-    same = owners[1:] == owners[:-1]
-    several = np.zeros(live.size, dtype=bool)
-    several[1:] = same
-    several[:-1] |= same
-    if not several.any():
+    A point whose live pairs all lie on one side of their planes (one pair, or a point well
+    clear of an edge) takes that side, whichever pair decides: only points whose pairs
+    disagree go through the closest points at the start (the demo cape's ~5 points a
+    substep in reach of the walking body never did, over 42 frames)."""
+    ahead = s0 >= 0
+    sides = np.where(ahead, 1.0, -1.0).astype(s0.dtype)
+    point = pairs.point[live]  # sorted: runs of one point's pairs
+    differ = (point[1:] == point[:-1]) & (ahead[1:] != ahead[:-1])
+    if not differ.any():
         return sides
-    some = np.flatnonzero(several)
+    mixed = np.unique(point[1:][differ])
+    some = np.flatnonzero(np.isin(point, mixed))
     c0_some = (c0[0][:, some], c0[1][:, some], c0[2][:, some])
     sides[some] = _nearest_sides(pairs, live[some], p0[:, some], c0_some, s0[some])
     return sides
@@ -171,7 +172,7 @@ def _nearest_sides(
     c0: tuple[np.ndarray, np.ndarray, np.ndarray],
     s0: np.ndarray,
 ) -> np.ndarray:
-    """:func:`_point_sides` for pairs whose points have several live pairs (all of them)."""
+    """:func:`_point_sides` for all the live pairs of some points: by the nearest triangle."""
     q0, _, _ = closest_points(p0, *c0)
     e0 = p0 - q0
     d2 = dot(e0, e0)

@@ -20,20 +20,25 @@ class SurfacePose:
     """
 
     def __init__(self, t: float, vertices: np.ndarray, triangles: np.ndarray) -> None:
+        """The pose of ``triangles`` over ``vertices`` ``(V, 3)`` (cast to float32)."""
         self.t = t
-        a, b, c = (np.ascontiguousarray(vertices[:, triangles[:, k]]) for k in range(3))
+        rows = np.zeros((len(vertices), 4), dtype=np.float32)
+        rows[:, :3] = vertices
+        # the corners in one gather of 16-byte rows (x, y, z, 0), then as contiguous columns
+        # for the arithmetic (strided or transposed columns cost several times more)
+        self.corners = gather(rows, triangles.reshape(-1)).reshape(len(triangles), 12)
+        columns = np.ascontiguousarray(self.corners.T)
+        a, b, c = columns[0:3], columns[4:7], columns[8:11]
         normals = unit_normals(a, b, c)
         centres = (a + b + c) / np.float32(3.0)
         ca, cb, cc = (x - centres for x in (a, b, c))
         radii = np.sqrt(np.maximum(np.maximum(dot(ca, ca), dot(cb, cb)), dot(cc, cc)))
-        self.planes = np.zeros((len(triangles), 8), dtype=np.float32)
-        self.planes[:, 0:3] = normals.T
-        self.planes[:, 3] = dot(normals, a)
-        self.planes[:, 4:7] = centres.T
-        self.planes[:, 7] = radii
-        self.corners = np.zeros((len(triangles), 12), dtype=np.float32)
-        for k, x in enumerate((a, b, c)):
-            self.corners[:, 4 * k : 4 * k + 3] = x.T
+        planes = np.empty((8, len(triangles)), dtype=np.float32)
+        planes[0:3] = normals
+        planes[3] = dot(normals, a)
+        planes[4:7] = centres
+        planes[7] = radii
+        self.planes = np.ascontiguousarray(planes.T)
 
     @cached_property
     def edge_planes(self) -> np.ndarray:
@@ -83,7 +88,7 @@ def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """``records[ids]`` for a C-contiguous 2-D array, each row moved as one item."""
     item = np.dtype((np.void, records.shape[1] * records.itemsize))
     flat = records.view(item).reshape(-1)
-    return np.take(flat, ids).view(records.dtype).reshape(len(ids), records.shape[1])
+    return flat.take(ids).view(records.dtype).reshape(len(ids), records.shape[1])
 
 
 def least_at_corners(values: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:

@@ -34,7 +34,7 @@ def take_columns(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
     index is several times slower); per-point scalars then broadcast along the fast axis.
     """
     if rows.dtype == np.float32 and rows.flags.c_contiguous:
-        picked = np.take(rows.view(np.complex128).reshape(-1), idx).view(np.float32)
+        picked = rows.view(np.complex128).reshape(-1).take(idx).view(np.float32)
         picked = picked.reshape(-1, 4)
     else:
         picked = np.take(rows, idx, axis=0)
@@ -44,7 +44,7 @@ def take_columns(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def take_rows(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``rows[idx]`` as a ``(k, 4)`` copy: float32 rows move as one 16-byte item each."""
     if rows.dtype == np.float32 and rows.flags.c_contiguous:
-        return np.take(rows.view(np.complex128).reshape(-1), idx).view(np.float32).reshape(-1, 4)
+        return rows.view(np.complex128).reshape(-1).take(idx).view(np.float32).reshape(-1, 4)
     return np.take(rows, idx, axis=0)
 
 

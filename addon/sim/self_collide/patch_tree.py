@@ -156,12 +156,12 @@ class PatchTree:
             # farthest rest distance between the boxes is within the exclusion)
             keep = np.ones(a.size, dtype=bool)
             far = np.zeros(a.size)
-            for k in range(3):
-                keep &= np.take(lo_c[k], a) <= np.take(hi_c[k], b)
-                keep &= np.take(lo_c[k], b) <= np.take(hi_c[k], a)
+            for k in range(3):  # the take method: np.take adds two Python calls a take
+                keep &= lo_c[k].take(a) <= hi_c[k].take(b)
+                keep &= lo_c[k].take(b) <= hi_c[k].take(a)
                 span_k = np.maximum(
-                    np.take(rest_hi[k], b) - np.take(rest_lo[k], a),
-                    np.take(rest_hi[k], a) - np.take(rest_lo[k], b),
+                    rest_hi[k].take(b) - rest_lo[k].take(a),
+                    rest_hi[k].take(a) - rest_lo[k].take(b),
                 )
                 far += span_k * span_k
             keep &= far > ex2

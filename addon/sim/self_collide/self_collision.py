@@ -129,12 +129,12 @@ class SelfCollision(Collider):
         near = np.zeros(point.size, dtype=np.float32)
         g = np.float32(grow)
         for k in range(3):  # float32 bounds: no float64 copies of the gathered columns
-            c = np.take(xs[k], point)
-            keep &= c >= np.take((tree.lo[:, k] - g).astype(np.float32), node)
-            keep &= c <= np.take((tree.hi[:, k] + g).astype(np.float32), node)
-            r = np.take(rest[k], point)
-            below = r - np.take(tree.rest_lo[:, k].astype(np.float32), node)
-            above = np.take(tree.rest_hi[:, k].astype(np.float32), node) - r
+            c = xs[k].take(point)
+            keep &= c >= (tree.lo[:, k] - g).astype(np.float32).take(node)
+            keep &= c <= (tree.hi[:, k] + g).astype(np.float32).take(node)
+            r = rest[k].take(point)
+            below = r - tree.rest_lo[:, k].astype(np.float32).take(node)
+            above = tree.rest_hi[:, k].astype(np.float32).take(node) - r
             span = np.maximum(below, above)
             far += span * span
             gap = np.maximum(np.maximum(-below, -above), 0.0)
@@ -352,10 +352,12 @@ class SelfCollision(Collider):
         it (a cape turning with the body keeps its pairs)."""
         pairs = self._pairs
         if pairs is not None and pairs.reach == d and pairs.built is not None:
-            moved = moved_rigidly(pairs.built, pos[:, :3])
-            moved *= moved
-            far = (moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)
-            if far <= self._slack * self._slack:
+            # standing still is a rigid motion too: the plain motion first (a few calls), the
+            # best fit (an SVD, ~80 calls) only when that is beyond the slack
+            slack2 = self._slack * self._slack
+            if _farthest2(pos[:, :3] - pairs.built) <= slack2:
+                return pairs if pairs.count else None
+            if _farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
                 return pairs if pairs.count else None
         upper = slack_for(pos, prev, d)
         slack = cheapest_slack(upper, d, self._reached, self._slack, self.point_count)
@@ -401,6 +403,12 @@ def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
         u[:, -1] = -u[:, -1]
     moved = x @ (u @ vt).T - b  # here turned back onto built, minus built
     return moved.astype(np.float32)
+
+
+def _farthest2(moved: np.ndarray) -> float:
+    """The largest squared length of ``(N, 3)`` rows."""
+    moved = moved * moved
+    return float((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0))
 
 
 def cheapest_slack(

@@ -1,0 +1,35 @@
+"""A mesh collider's surface pose against numbers computed here with plain numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from addon.sim.collide.surface_pose import SurfacePose
+
+from .meshes import icosphere
+
+
+def test_a_pose_packs_each_triangles_corners_plane_centroid_and_radius() -> None:
+    verts, faces = icosphere(2, 0.4, (0.1, -0.2, 0.3))
+    verts = verts * np.array([1.0, 0.7, 1.3])  # an ellipsoid: triangles of many shapes
+    pose = SurfacePose(0.25, verts, faces)
+    a, b, c = (verts[faces[:, k]] for k in range(3))
+    normal = np.cross(b - a, c - a)
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    centre = (a + b + c) / 3.0
+    radius = np.max([np.linalg.norm(x - centre, axis=1) for x in (a, b, c)], axis=0)
+    assert pose.t == 0.25
+    assert pose.planes.shape == (len(faces), 8) and pose.corners.shape == (len(faces), 12)
+    assert np.allclose(pose.planes[:, 0:3], normal, atol=1e-5)
+    assert np.allclose(pose.planes[:, 3], np.einsum("ij,ij->i", normal, a), atol=1e-5)
+    assert np.allclose(pose.planes[:, 4:7], centre, atol=1e-6)
+    assert np.allclose(pose.planes[:, 7], radius, atol=1e-6)
+    for k, x in enumerate((a, b, c)):
+        assert np.allclose(pose.corners[:, 4 * k : 4 * k + 3], x, atol=1e-6)
+        assert not pose.corners[:, 4 * k + 3].any()
+    # the rows a pair gathers, as columns
+    tri = np.array([5, 0, 5, 77])
+    ca, cb, cc = pose.corner_columns(tri)
+    for got, want in ((ca, a), (cb, b), (cc, c)):
+        assert np.allclose(got, want[tri].T, atol=1e-6)
+    assert np.allclose(pose.plane_columns(tri)[0:3], normal[tri].T, atol=1e-5)
