@@ -122,7 +122,8 @@ def _file_normals(
         if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= len(normals)):
             return None, None, "CORNER", "MeshNormals index out of range: normals ignored"
         unit, bad = _unit(conv.directions(normals, single=True))
-        if len(normals) == n_verts and np.array_equal(idx, data.corners):
+        same = data.normal_corners is data.corners or np.array_equal(idx, data.corners)
+        if len(normals) == n_verts and same:
             return unit, bad, "POINT", None
         per_loop = plan.per_loop(idx)
         return unit[per_loop], (bad[per_loop] if bad is not None else None), "CORNER", None

@@ -89,7 +89,10 @@ class _Topology:
 
     def __init__(self, mesh: bpy.types.Mesh) -> None:
         self.mesh = mesh
-        self.corner_vert = _corner_ints(mesh, ".corner_vert", "vertex_index", len(mesh.loops))
+
+    @cached_property
+    def corner_vert(self) -> np.ndarray:
+        return _corner_ints(self.mesh, ".corner_vert", "vertex_index", len(self.mesh.loops))
 
     @cached_property
     def starts(self) -> np.ndarray:

@@ -3,9 +3,11 @@ skin, vertex declarations. Broken indices become warnings on the mesh, never exc
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ..document import XObject
+from ..document import Ragged, XObject
 from ..names import fold
 from .cloth import cloth_from_children
 from .decl import decode_decl, decode_fvf
@@ -18,13 +20,14 @@ def mesh_data(obj: XObject, materials: dict[int, MaterialData]) -> MeshData:
     warnings: list[str] = []
     positions = rows(member(obj, 1, "vertices"), 3)
     n = len(positions)
-    sizes, corners = ragged_parts(member(obj, 3, "faces"))
+    faces = member(obj, 3, "faces")
+    sizes, corners = ragged_parts(faces)
     mesh = MeshData(obj.name, positions, sizes, corners, source=obj, warnings=warnings)
     for child in obj.objects():
         kind = fold(child.template)
         try:
             if kind == "meshnormals":
-                _normals(mesh, child)
+                _normals(mesh, child, faces)
             elif kind == "meshtexturecoords":
                 mesh.uv_sets.append(_per_vertex(rows(member(child, 1), 2), n, "UV", warnings))
             elif kind == "meshvertexcolors":
@@ -55,10 +58,19 @@ def _per_vertex(values: np.ndarray, n: int, what: str, warnings: list[str]) -> n
     return out
 
 
-def _normals(mesh: MeshData, obj: XObject) -> None:
+def _normals(mesh: MeshData, obj: XObject, faces: Any) -> None:
     normals = rows(member(obj, 1, "normals"), 3)
     mesh.normals = normals
-    sizes, corners = ragged_parts(member(obj, 3, "faceNormals"))
+    normal_faces = member(obj, 3, "faceNormals")
+    if (  # the usual file: normals indexed like the vertices; the same arrays, not a copy
+        isinstance(normal_faces, Ragged)
+        and isinstance(faces, Ragged)
+        and len(normal_faces) == len(faces)
+        and np.array_equal(normal_faces.flat, faces.flat)
+    ):
+        sizes, corners = mesh.face_sizes, mesh.corners
+    else:
+        sizes, corners = ragged_parts(normal_faces)
     if len(sizes) != len(mesh.face_sizes) or not np.array_equal(sizes, mesh.face_sizes):
         mesh.warnings.append(
             f"MeshNormals: {len(sizes)} normal faces do not match the {len(mesh.face_sizes)} "
