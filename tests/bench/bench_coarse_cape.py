@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import bpy  # noqa: E402
 
+from tests.bench.body_measures import evaluated_triangles  # noqa: E402
 from tests.sim.meshes import _segment_hits  # noqa: E402
 
 DEMO_COLS, DEMO_ROWS = 19, 27  # examples/make_character.py's cape grid
@@ -56,19 +57,6 @@ def coarse_cape(cape: bpy.types.Object, shift: float) -> None:
     for group in list(cape.vertex_groups):
         cape.vertex_groups.remove(group)
     cape.vertex_groups.new(name="Chest").add(list(range(SIDE * SIDE)), 1.0, "REPLACE")
-
-
-def world_triangles(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    mesh.calc_loop_triangles()
-    co = np.empty(len(mesh.vertices) * 3, np.float32)
-    mesh.vertices.foreach_get("co", co)
-    tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
-    mesh.loop_triangles.foreach_get("vertices", tris)
-    ev.to_mesh_clear()
-    m = np.array(ev.matrix_world)
-    return co.reshape(-1, 3).astype(float) @ m[:3, :3].T + m[:3, 3], tris.reshape(-1, 3)
 
 
 def crossed(cape: tuple[np.ndarray, np.ndarray], body: tuple[np.ndarray, np.ndarray]) -> int:
@@ -141,7 +129,7 @@ def main() -> None:
         began = time.process_time()
         scene.frame_set(frame)
         cpu.append(time.process_time() - began)
-        counts.append(crossed(world_triangles(cape), world_triangles(body)))
+        counts.append(crossed(evaluated_triangles(cape), evaluated_triangles(body)))
     name = "Blender Cloth" if args.blender else "xof"
     print(f"{name}: crossed cape triangles per frame {counts}")
     late = counts[19:60]

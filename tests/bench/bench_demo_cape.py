@@ -57,8 +57,12 @@ sys.path.insert(0, str(_LINK))
 sys.path.insert(0, str(HERE))
 
 import bpy  # noqa: E402
-from mathutils.bvhtree import BVHTree  # noqa: E402
 
+from tests.bench.body_measures import (  # noqa: E402
+    evaluated_triangles,
+    mesh_distance,
+    world_positions,
+)
 from tests.sim.meshes import intersecting_pairs  # noqa: E402
 
 
@@ -69,39 +73,6 @@ def demo_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def evaluated_triangles(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
-    """World-space vertices and triangles of the evaluated object (as ``bench_character``,
-    which is not imported: it puts this checkout's xof first on the path)."""
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    mesh.calc_loop_triangles()
-    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", co)
-    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
-    mesh.loop_triangles.foreach_get("vertices", tris)
-    ev.to_mesh_clear()
-    m = np.array(ev.matrix_world)
-    return co.reshape(-1, 3).astype(float) @ m[:3, :3].T + m[:3, 3], tris.reshape(-1, 3)
-
-
-def world_positions(obj: bpy.types.Object) -> np.ndarray:
-    return evaluated_triangles(obj)[0]
-
-
-def mesh_distance(body: bpy.types.Object, points: np.ndarray, limit: float = 0.1) -> np.ndarray:
-    """Signed distance ``(N,)`` of ``points`` to the evaluated body's triangles (negative =
-    behind the nearest face, i.e. inside; ``limit`` for points farther than that)."""
-    verts, tris = evaluated_triangles(body)
-    tree = BVHTree.FromPolygons(verts.tolist(), tris.tolist())
-    out = np.full(len(points), limit)
-    for i, p in enumerate(points.tolist()):
-        loc, normal, _, dist = tree.find_nearest(p, limit)
-        if loc is not None:
-            side = sum((p[k] - loc[k]) * normal[k] for k in range(3))
-            out[i] = dist if side >= 0 else -dist
-    return out
 
 
 def cape_edges(cape: bpy.types.Object) -> np.ndarray:
