@@ -8,6 +8,7 @@ repeated vertices) are dropped with a warning; everything else of the mesh still
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -45,8 +46,9 @@ def finite_positions(scene: SceneData, scale: float = 1.0) -> list[str]:
         if positions.ndim != 2 or not positions.size:
             continue
         with np.errstate(over="ignore", invalid="ignore"):
-            # the usual case in two passes and no temporaries (NaN fails the comparison)
-            if max(-float(positions.min()), float(positions.max())) * abs(scale) <= _FLOAT32_MAX:
+            # the usual case in two passes and no temporaries (NaN makes both NaN)
+            low, high = float(positions.min()), float(positions.max())
+            if math.isfinite(low + high) and max(-low, high) * abs(scale) <= _FLOAT32_MAX:
                 continue
             ok = np.isfinite(positions).all(axis=1)
             ok &= (
