@@ -361,8 +361,9 @@ class ValueStream:
         )
 
     def drain(self) -> int:
-        """Drop values left after the members were read; returns how many (for a warning)."""
-        left = self.pending
+        """Drop values left after the members were read, the rest of their numeric run
+        included; returns how many (for a warning)."""
+        left = self.pending + self.tokens.drop_run_parts()
         self.chunks.clear()
         self.offsets.clear()
         self.pos = 0

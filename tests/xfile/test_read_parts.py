@@ -9,6 +9,8 @@ numbers each test writes itself.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,85 @@ def test_unknown_template_values_stay_one_array(small_steps: None) -> None:
     assert len(raw) == 2
     assert raw[0].tolist() == values
     assert raw[1] == "label"
+
+
+def _outcome(data: bytes) -> tuple:
+    """What a read gives: every object's template, name, place and member values (arrays
+    by their bytes), and the warnings; or the error's place and reason."""
+
+    def flat(value: object) -> object:
+        if isinstance(value, np.ndarray):
+            return (value.dtype.str, value.shape, value.tobytes())
+        if hasattr(value, "flat") and hasattr(value, "starts"):
+            return (flat(value.flat), flat(value.starts))  # type: ignore[attr-defined]
+        if isinstance(value, dict):
+            return tuple((k, flat(v)) for k, v in value.items())
+        if isinstance(value, list | tuple):
+            return tuple(flat(v) for v in value)
+        return value
+
+    try:
+        doc = read(data)
+    except XFileError as exc:
+        return ("error", exc.where, exc.reason)
+    objects, todo = [], list(doc.objects)
+    while todo:
+        obj = todo.pop()
+        if hasattr(obj, "members"):
+            objects.append((obj.template, obj.name, obj.where, flat(obj.members)))
+            todo.extend(obj.children)
+    return ("read", objects, list(doc.warnings))
+
+
+def test_small_steps_read_files_as_the_default_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The examples, and copies with a few bytes changed (extra values, bad numbers, cut
+    runs): values, places, warnings and errors do not depend on where runs are cut. Before,
+    an error right after a part named the separators before the next value (168:3, not
+    168:5), and values beyond a template across parts lost their count in the warning."""
+    rng = np.random.default_rng(9)
+    root = Path(__file__).resolve().parents[2] / "examples"
+    checked = 0
+    for path in sorted(root.glob("*.x")):
+        data = path.read_bytes()
+        variants = [data]
+        for _ in range(8):
+            copy = bytearray(data)
+            for at in rng.integers(16, len(copy), size=rng.integers(1, 4)):
+                copy[at] = rng.choice(list(b"0123456789.-e,; \n}x"))
+            variants.append(bytes(copy))
+        for variant in variants:
+            default = _outcome(variant)
+            with monkeypatch.context() as patch:
+                patch.setattr(numbers, "CHUNK_BYTES", 97)
+                patch.setattr(numbers, "FIRST_CHUNK_BYTES", 31)
+                patch.setattr(numbers, "SHORT_RUN_BYTES", 0)
+                assert _outcome(variant) == default
+            checked += 1
+    assert checked == 27
+
+
+def test_values_beyond_the_template_are_counted_across_parts(small_steps: None) -> None:
+    pairs = b",\n".join(b"0.%d;0.25;" % (i % 10) for i in range(300))
+    text = (
+        b"xof 0303txt 0032\nMesh m {\n3; 0;0;0;, 1;0;0;, 0;1;0;;\n1; 3;0,1,2;;\n"
+        b"MeshTextureCoords {\n2;\n" + pairs + b";\n}\n}\n"
+    )
+    warnings = read(text).warnings
+    assert any("MeshTextureCoords: 596 value(s) beyond the template ignored" in w for w in warnings)
+
+
+def test_an_error_after_a_part_names_the_next_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first value's place, not the separators before it that open its stretch."""
+    monkeypatch.setattr(numbers, "CHUNK_BYTES", 8)
+    monkeypatch.setattr(numbers, "FIRST_CHUNK_BYTES", 8)
+    monkeypatch.setattr(numbers, "SHORT_RUN_BYTES", 0)
+    text = (
+        b"xof 0303txt 0032\n"
+        b"template Named { <11111111-2222-3333-4444-555555555555> DWORD a; STRING s; }\n"
+        b"Named n {\n1;        2;\n}\n"
+    )
+    with pytest.raises(XFileError) as err:
+        read(text)
+    line = text[: text.index(b"1;   ")].count(b"\n") + 1
+    assert err.value.where == f"{line}:{len(b'1;        ') + 1}"
+    assert "expected a string" in err.value.reason

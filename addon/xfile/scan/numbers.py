@@ -47,6 +47,7 @@ _RUN_BYTES = re.compile(rb"[0-9eE+\-.,; \t\n\r\v\f]*")
 _TOKEN = re.compile(rb"[^,; \t\n\r\v\f]+")
 _NUMBER_TOKEN = re.compile(rb"[0-9eE+\-.]+")
 _SEPARATOR = re.compile(rb"[,; \t\n\r\v\f]")
+_SEPARATOR_RUN = re.compile(rb"[,; \t\n\r\v\f]*")
 # MSVC's markers after "1.#", full and rounded to a small precision (longest first)
 _MSVC_MARKERS = b"INF|IND|QNAN|SNAN|QNB|SNB|QO|SO|IO|J|R|T"
 _MSVC_INFINITE = frozenset((b"INF", b"IO", b"J"))
@@ -204,8 +205,9 @@ def _scan_chunked(data: bytes | bytearray, start: int) -> tuple[list[tuple[int, 
         values, valid, run_stop, exponents, stop = _convert_stretch(
             data, pos, stop, exponents, tokens
         )
-        if valid:
-            parts.append((pos, values[:valid]))
+        if valid:  # a part's place is its first value's (errors name it)
+            lead = _SEPARATOR_RUN.match(data, pos)
+            parts.append((lead.end() if lead else pos, values[:valid]))
         count += valid
         del values
         if run_stop is not None:

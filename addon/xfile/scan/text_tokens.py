@@ -58,6 +58,7 @@ class TextTokens(TokenSource):
         self._newline = b"\n" if data.find(b"\n") >= 0 else b"\r"
         self._line_cache = (0, 1)  # (offset, line number at that offset)
         self._names: dict[str, str] = {}
+        self._parts: set[int] = set()  # offsets of the pushed parts of the last long run
 
     def _skip(self) -> int:
         m = _SKIP.match(self.data, self.pos)
@@ -82,6 +83,7 @@ class TextTokens(TokenSource):
             if not parts:
                 return (NUMBERS, _NO_VALUES, pos)
             # a long run comes as consecutive NUMBERS tokens, one a converted stretch
+            self._parts = {at for at, _ in parts[1:]}
             self._pushed.extend((NUMBERS, values, at) for at, values in reversed(parts[1:]))
             return (NUMBERS, parts[0][1], parts[0][0])
         if c == 0x22:  # '"'
@@ -110,6 +112,13 @@ class TextTokens(TokenSource):
             # templates, thousands of times in a hostile file
             return (NAME, self._names.setdefault(name, name), pos)
         raise self.error(f"unexpected character {chr(c)!r}", pos)
+
+    def drop_run_parts(self) -> int:
+        dropped = 0
+        pushed = self._pushed
+        while pushed and pushed[-1][0] == NUMBERS and pushed[-1][2] in self._parts:
+            dropped += len(pushed.pop()[1])
+        return dropped
 
     def header_name(self) -> str | None:
         if self._pushed:

@@ -99,6 +99,11 @@ class TokenSource:
         pushed = sum(len(t[1]) for t in self._pushed if t[0] == NUMBERS)
         return max(0, self.end - self.pos) + pushed
 
+    def drop_run_parts(self) -> int:
+        """Drop the parts still to come of a numeric run split into several tokens (text);
+        returns how many values they held."""
+        return 0
+
     def fixed_records(self, records: int, prefix: int, width: int) -> Any:
         """Binary files only (see ``BinaryTokens``); other sources have no bulk layout."""
         return None
