@@ -5,6 +5,7 @@ triangle-triangle test)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from addon.sim import ClothModel, SimSettings, Simulator
 from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
@@ -117,13 +118,14 @@ def test_self_collision_setting_needs_triangles_and_the_xpbd_solver() -> None:
     assert any("needs the XPBD solver" in w for w in sim.warnings)
 
 
-def test_a_point_is_never_paired_with_its_own_triangle() -> None:
+@pytest.mark.parametrize("dense", [False, True], ids=["tree", "dense"])
+def test_a_point_is_never_paired_with_its_own_triangle(dense: bool) -> None:
     # a 3 x 3 sheet far apart at rest, then every point crumpled into a 1 mm ball: the pairs
     # found are exactly the point-triangle pairs without a shared vertex (the own pairs
     # dropped through the excluded keys, nothing else excluded)
     rest = np.stack(np.meshgrid(np.arange(3.0), np.arange(3.0), [0.0]), -1).reshape(-1, 3)
     triangles = grid_triangles(3, 3)
-    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D, dense=dense)
     crumpled = np.random.default_rng(3).uniform(0.0, 0.001, rest.shape)
     point, tri, _ = collision._pairs_within(crumpled, D)
     found = set(zip(point.tolist(), tri.tolist(), strict=True))
@@ -188,14 +190,16 @@ def _sheet_shapes(n: int, h: float):
     return rest, shapes
 
 
-def test_the_patch_tree_finds_every_pair_a_brute_force_search_finds() -> None:
+@pytest.mark.parametrize("dense", [False, True], ids=["tree", "dense"])
+def test_the_search_finds_every_pair_a_brute_force_search_finds(dense: bool) -> None:
     # a fine sheet (5 mm grid, the distance three edges) rolled, folded and crumpled: the
     # pairs within the query's reach and beyond the exclusion at rest are those of a
-    # search over all point-triangle pairs with its own distance formula
+    # search over all point-triangle pairs with its own distance formula, by the patch
+    # tree and by the all-pairs pass of small cloths
     n, h = 20, 0.005
     rest, shapes = _sheet_shapes(n, h)
     triangles = grid_triangles(n, n)
-    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D, dense=dense)
     assert abs(collision.excluded - 4 * D) < 1e-9  # edges a third of the distance: a fine mesh
     reach = 2 * D
     for name, x in shapes.items():
@@ -207,13 +211,36 @@ def test_the_patch_tree_finds_every_pair_a_brute_force_search_finds() -> None:
         assert np.all(dist < reach)
 
 
+def test_the_all_pairs_pass_gives_the_tree_search_bit_for_bit() -> None:
+    # the same pairs, in the same order, with the same float32 distances: a small cloth's
+    # contacts (and so its positions) do not depend on which search found them
+    n, h = 20, 0.005
+    rest, shapes = _sheet_shapes(n, h)
+    triangles = grid_triangles(n, n)
+    tree = SelfCollision(triangles, rest, np.ones(len(rest)), D, dense=False)
+    dense = SelfCollision(triangles, rest, np.ones(len(rest)), D, dense=True)
+    for name, x in shapes.items():
+        for reach in (D, 2 * D, 3 * D):
+            got, want = dense._pairs_within(x, reach), tree._pairs_within(x, reach)
+            assert want[0].size, name
+            for a, b in zip(got, want, strict=True):
+                assert a.dtype == b.dtype and np.array_equal(a, b), (name, reach)
+
+
+def test_the_search_is_the_all_pairs_pass_up_to_a_million_pairs() -> None:
+    rest, _, _ = quad_grid(20, 20, 0.1)  # 400 points, 722 triangles: 288,800 pairs
+    assert SelfCollision(grid_triangles(20, 20), rest, np.ones(400), D)._allowed is not None
+    rest, _, _ = quad_grid(40, 40, 0.2)  # 1,600 points, 3,042 triangles: 4.9M pairs
+    assert SelfCollision(grid_triangles(40, 40), rest, np.ones(1600), D)._allowed is None
+
+
 def test_a_flat_sheet_squeezed_or_tilted_looks_at_no_pair() -> None:
     # flat patches drop out whole: not one point-triangle pair is enumerated for a tilted
     # sheet squeezed to 80 % along one side, nor for a gentle wave (a slope under 25 degrees)
     n, h = 40, 0.005
     rest, _, _ = quad_grid(n, n, h * (n - 1))
     triangles = grid_triangles(n, n)
-    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D)
+    collision = SelfCollision(triangles, rest, np.ones(len(rest)), D, dense=False)
     tilt = np.array([[1.0, 0.0, 0.0], [0.0, 0.6, 0.8], [0.0, -0.8, 0.6]])
     squeezed = (rest * [0.8, 1.0, 1.0]) @ tilt.T
     wave = rest + np.stack([0 * rest[:, 0], 0 * rest[:, 0], 0.01 * np.sin(rest[:, 0] / 0.03)], 1)

@@ -16,7 +16,10 @@ Candidates are found again when a point has moved more than a slack since they w
 within the distance and twice the slack (both the point and the triangle may have moved by
 the slack): ``patch_tree.PatchTree`` names the leaf patches where such pairs may be, without
 enumerating the rest-shape neighbours of flat or merely wrinkled cloth; points of no
-triangle are looked up in a grid of the triangles' boxes (``broad_phase.box_pairs``).
+triangle are looked up in a grid of the triangles' boxes (``broad_phase.box_pairs``). A
+small cloth (up to ``DENSE_PAIRS`` point-triangle pairs, a game cape) skips the tree: one
+all-pairs pass against the triangles' bounding spheres finds the same pairs in a few large
+numpy calls instead of the walk's hundreds of small ones.
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
 # a bound decides a pair alone only this clear of its threshold (squared): float rounding
 # of the bound cannot then disagree with the exact test
 RELATIVE_SURE = 1.0 + 1e-4
+# point-triangle pairs up to which the search is one all-pairs pass (``_dense_pairs_within``;
+# 1 MB of rest mask, a few ms a query) rather than the patch tree's walk
+DENSE_PAIRS = 1_000_000
 
 
 class SelfCollision(Collider):
@@ -66,7 +72,10 @@ class SelfCollision(Collider):
         rest_positions: np.ndarray,
         inverse_masses: np.ndarray,
         distance: float = 0.015,
+        dense: bool | None = None,
     ) -> None:
+        """``dense``: search pairs by one all-pairs pass (True) or the patch tree (False);
+        None picks by size (``DENSE_PAIRS``)."""
         rest = np.asarray(rest_positions, dtype=np.float64)
         tri = np.asarray(triangles)
         if tri.ndim != 2 or tri.shape[1] != 3 or not np.issubdtype(tri.dtype, np.integer):
@@ -95,6 +104,12 @@ class SelfCollision(Collider):
         self._rest_centre, self._rest_bound = _spheres(
             self._rest, self.tree.triangles, self.excluded
         )
+        if dense is None:
+            dense = len(rest) * len(self.triangles) <= DENSE_PAIRS
+        # (N, T): the point is no corner of the triangle and beyond the exclusion at rest
+        self._allowed = None
+        if dense:
+            self._allowed = allowed_at_rest(self._rest, self.triangles, self.excluded)
 
     def _pairs_within(
         self, positions: np.ndarray, grow: float
@@ -105,6 +120,8 @@ class SelfCollision(Collider):
         The patch tree names the leaf pairs where such pairs may be; their point-triangle
         pairs then go through the other leaf's box, the triangles' bounding spheres now and
         at rest (most pairs are decided there), the rest distance and the closest point."""
+        if self._allowed is not None:
+            return self._dense_pairs_within(positions, grow)
         tree = self.tree
         excluded = self.excluded
         ex2 = np.float32(excluded * excluded)
@@ -185,18 +202,61 @@ class SelfCollision(Collider):
             sure[mixed] = own & (dot(e, e) >= ex2)
         point, tri = point[sure], tri[sure]
         corners = [corner[sure] for corner in corners]
+        return self._nearer(xs, point, tree.order[tri], corners, grow)
+
+    def _nearer(
+        self,
+        xs: np.ndarray,
+        point: np.ndarray,
+        tri: np.ndarray,
+        corners: list[np.ndarray],
+        grow: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs (``point``, ``tri`` with ``corners``) closer than ``grow`` at ``xs``
+        ``(3, N)`` by their closest points, in (point, triangle) order, and their distances."""
         SCANS.self_closest += int(point.size)
         p = xs[:, point]
         q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
         e = p - q
         dist = np.sqrt(dot(e, e))
         keep = dist < grow
-        tri = tree.order[tri[keep]]
         SCANS.self_kept += int(keep.sum())
-        point, dist = point[keep], dist[keep]
-        # in (point, triangle) order whatever the tree's, so contacts sum in a fixed order
+        point, tri, dist = point[keep], tri[keep], dist[keep]
+        # in (point, triangle) order whatever the search's, so contacts sum in a fixed order
         order = np.argsort(point * len(self.triangles) + tri)
         return point[order], tri[order], dist[order]
+
+    def _dense_pairs_within(
+        self, positions: np.ndarray, grow: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_pairs_within`` for a small cloth: every point against every triangle's
+        bounding sphere in one (N, T) pass (a matrix product), the pairs allowed at rest
+        (``self._allowed``) kept, then their closest points. Below ``DENSE_PAIRS`` this is
+        a few large passes where the tree's walk is hundreds of small ones."""
+        allowed = self._allowed
+        assert allowed is not None
+        xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
+        centre, bound = _spheres(xs, self.triangles, grow)
+        # squared distances |p - c|^2 = |p|^2 - 2 p.c + |c|^2 about the cloth's middle; the
+        # bound is widened by the expansion's rounding (a pair too many goes on to the
+        # exact test below, none is lost)
+        mid = xs.mean(axis=1, keepdims=True)
+        p = (xs - mid).T  # (N, 3)
+        c = centre - mid  # (3, T)
+        pp = dot(p.T, p.T)
+        cc = dot(c, c)
+        d2 = p @ c
+        d2 *= np.float32(-2.0)
+        d2 += pp[:, None]
+        d2 += cc
+        rounding = np.float32(8.0 * np.finfo(np.float32).eps) * (pp.max() + cc.max())
+        near = d2 < bound + rounding
+        near &= allowed
+        self.raw_pairs = int(near.size)
+        SCANS.self_spheres += int(near.size)
+        point, tri = np.divmod(np.flatnonzero(near), near.shape[1])  # 5x np.nonzero's speed
+        corners = [np.take(self.triangles[:, k], tri) for k in range(3)]
+        return self._nearer(xs, point, tri, corners, grow)
 
     def begin_substep(self, t0: float, t1: float) -> None:
         """Nothing to interpolate: the triangles are the cloth's own."""
@@ -374,6 +434,27 @@ class SelfCollision(Collider):
         pairs.refresh(pos, None, self._ids, query)
         self.rebuilds += 1
         return pairs if pairs.count else None
+
+
+def allowed_at_rest(rest: np.ndarray, triangles: np.ndarray, excluded: float) -> np.ndarray:
+    """``(N, T)`` bool: point ``i`` is no corner of triangle ``t`` and its closest point on
+    it at ``rest`` ``(3, N)`` float32 is at least ``excluded`` away (the test the tree's
+    search makes, in the same float32 arithmetic), a block of points at a time."""
+    n, t = rest.shape[1], len(triangles)
+    allowed = np.zeros((n, t), dtype=bool)
+    ex2 = np.float32(excluded * excluded)
+    corners = [rest[:, triangles[:, k]] for k in range(3)]
+    block = max(1, 65536 // max(t, 1))
+    for start in range(0, n, block):
+        ids = np.arange(start, min(start + block, n))
+        p = np.repeat(rest[:, ids], t, axis=1)
+        q, _, _ = closest_points(p, *(np.tile(c, len(ids)) for c in corners))
+        e = p - q
+        far = (dot(e, e) >= ex2).reshape(len(ids), t)
+        for k in range(3):
+            far &= triangles[:, k][None, :] != ids[:, None]
+        allowed[ids] = far
+    return allowed
 
 
 def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -> float:
