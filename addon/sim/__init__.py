@@ -62,7 +62,9 @@ The solvers, the World's merge (``xpbd/merge.py``) and the helper processes (``m
 nothing else, so nothing else changes; ``tests/sim/test_collider_kind.py`` shows a box.
 Self-collision (``self_collide/self_collision.py``): ``SimSettings(self_collision=True,
 self_distance=0.015)`` with the cloth's triangles given as ``Simulator(model, settings,
-triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``World``).
+triangles=(T, 3))``, XPBD only (such an object is stepped on its own by a ``World``); each
+substep it comes after the colliders (a collider's push can lay two layers of a fold on its
+surface together; self-collision then keeps them from crossing).
 
 Simulator (``simulator.py``): ``Simulator(model, settings, report=None, triangles=None)``
 (``report(stage)`` is told each build stage, for a progress bar; ``triangles`` ``(T, 3)``:

@@ -179,7 +179,9 @@ class Simulator:
         plan = self.begin_frame(frame_dt, pinned_targets, object_matrix, shape_targets)
         if plan is None:
             return self.result()
-        hits = self._self_hits + tuple(colliders)
+        # self-collision last: a collider's push can lay two layers of a fold on its surface
+        # together, and self-collision then keeps them from crossing there
+        hits = tuple(colliders) + self._self_hits
         with np.errstate(all="ignore"):
             for k in range(1, plan.substeps + 1):
                 begin_substep(hits, (k - 1) / plan.substeps, k / plan.substeps)

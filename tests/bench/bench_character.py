@@ -2,7 +2,7 @@
 skinned body, xof's cloth vs Blender's Cloth modifier on the same scene, one run each.
 
     .venv/bin/python tests/bench/bench_character.py [--frames 36] [--no-blender]
-        [--no-self] [--profile FILE] [--quiet]
+        [--no-self] [--profile FILE] [--quiet] [--crossing] [--save FILE.npy]
 
 Scene (generated here): a body of capsules (torso, head, arms, legs; about 20k triangles)
 skinned rigidly to an armature whose root walks forward and turns 90 degrees while the
@@ -203,6 +203,8 @@ def play(
     frames: int,
     quiet: bool = False,
     profile: str | None = None,
+    crossing: bool = False,
+    save: str | None = None,
 ) -> dict:
     scene = bpy.context.scene
     scene.frame_set(1)
@@ -210,6 +212,8 @@ def play(
     times, cpu, nearest_mesh, nearest_capsule = [], [], [], []
     profiler = cProfile.Profile() if profile else None
     scans = SCANS.copy()
+    tris = grid_triangles(CAPE_N, CAPE_N)
+    saved = [rest]
     for f in range(2, frames + 2):
         t, c = time.perf_counter(), time.process_time()
         if profiler is not None:
@@ -224,6 +228,9 @@ def play(
         by_capsule = capsule_distance(rig, pos)
         nearest_mesh.append(float(by_mesh.min()))
         nearest_capsule.append(float(by_capsule.min()))
+        saved.append(pos)
+        if crossing:
+            print(f"  frame {f}: intersecting cape pairs {intersecting_pairs(pos, tris)}")
         if not quiet:
             print(
                 f"  frame {f}: {1e3 * times[-1]:7.1f} ms ({1e3 * cpu[-1]:7.1f} CPU); nearest to "
@@ -233,7 +240,8 @@ def play(
             )
     if profiler is not None and profile:
         profiler.dump_stats(profile)
-    tris = grid_triangles(CAPE_N, CAPE_N)
+    if save:
+        np.save(save, np.stack(saved))
     return {
         "scans": SCANS.since(scans),
         "ms": 1e3 * statistics.median(times),
@@ -266,6 +274,10 @@ def main() -> None:
     parser.add_argument("--no-self", action="store_true", help="xof without self-collision")
     parser.add_argument("--profile", help="write a cProfile of xof's frames here")
     parser.add_argument("--quiet", action="store_true", help="no per-frame lines")
+    parser.add_argument(
+        "--crossing", action="store_true", help="intersecting cape pairs every frame"
+    )
+    parser.add_argument("--save", help="xof's cape positions (rest, then each frame) to this .npy")
     args = parser.parse_args()
     bpy.ops.wm.read_homefile(use_empty=True)
     from xof.tests.scene.cloth_fixtures import register_physics
@@ -291,7 +303,7 @@ def main() -> None:
     props.collider_collection = colliders
     props.self_collision = not args.no_self
     props.frame_start, props.frame_end = 1, args.frames + 1
-    xof = play(ours, rig, body, args.frames, args.quiet, args.profile)
+    xof = play(ours, rig, body, args.frames, args.quiet, args.profile, args.crossing, args.save)
     print(summary("xof", xof))
     print(scan_lines(xof, args.frames))
     if args.no_blender:

@@ -3,10 +3,11 @@
 Pairs are a point and a triangle that does not contain it; pairs closer than
 ``excluded_at_rest`` distances in the rest shape (the neighbouring triangles of a fine mesh)
 are left out for good, or the cloth would push itself apart at rest (and a flat fine cloth
-would carry thousands of useless pairs). Each substep every candidate pair gets
-its closest point and a swept test as for a collider surface (``collide/mesh_collider.py``): a
-point stays on the side of the triangle it was on at the substep's start, and a point whose
-path crossed the triangle inside it is put back on that side. The correction of a contact
+would carry thousands of useless pairs; ``rest_ring`` keeps those of a tight fold from
+crossing). Each substep every candidate pair gets its closest point and a swept test as for
+a collider surface (``collide/mesh_collider.py``): a point stays on the side of the triangle
+it was on at the substep's start, and a point whose path crossed the triangle inside it is
+put back on that side. The correction of a contact
 moves the point and the triangle's three corners apart along the contact normal, shared by
 inverse mass (a pinned point does not move) and by the barycentric weights of the closest
 point, so the pair ends ``distance`` apart; contacts of one point are one (its earliest
@@ -35,6 +36,7 @@ from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_
 from ..model import ClothModel
 from ..settings import SimSettings
 from .patch_tree import PatchTree
+from .rest_ring import RestRing
 from .tangles import TangleFinder
 
 TINY_DISTANCE = 1e-9
@@ -99,6 +101,7 @@ class SelfCollision(Collider):
         self.tree = PatchTree(self.triangles, rest)
         self.tangles = TangleFinder(self.triangles, len(rest))
         self.tangled_points = 0  # points left out as gone through, at the last substep
+        self._tangled: np.ndarray | None = None  # which points, at the last substep
         self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
         self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
         self._rest_centre, self._rest_bound = _spheres(
@@ -110,6 +113,9 @@ class SelfCollision(Collider):
         self._allowed = None
         if dense:
             self._allowed = allowed_at_rest(self._rest, self.triangles, self.excluded)
+        # the pairs left out at rest keep a thin distance and the swept test where the cloth
+        # creases (a tight fold's rows do not cross)
+        self.ring = RestRing(self.tree, self.tangles.piece, rest, self.excluded)
 
     def _pairs_within(
         self, positions: np.ndarray, grow: float
@@ -274,10 +280,18 @@ class SelfCollision(Collider):
         friction: float,
         scratch: Scratch | None = None,
     ) -> int:
-        """Push points and triangles apart (see the module); returns the contact count."""
+        """Push points and triangles apart (see the module), then put back the points that
+        went through a triangle of their rest ring (``rest_ring``); returns the contact
+        count."""
         d = self.distance
         if d <= 0.0 or not len(self.triangles):
             return 0
+        self._tangled = None
+        count = self._resolve_pairs(pos, prev, d)
+        return count + self.ring.guard(pos, prev, self._tangled, self._apply, d)
+
+    def _resolve_pairs(self, pos: np.ndarray, prev: np.ndarray, d: float) -> int:
+        """The contacts of the candidate pairs (beyond the exclusion at rest)."""
         pairs = self._candidates(pos, prev, d)
         if pairs is None:
             return 0
@@ -301,6 +315,7 @@ class SelfCollision(Collider):
         # a part that went through the cloth is let back out: its pairs are left out
         tangled = self.tangles.tangled(pairs.point, pairs.tri, s0, prev, self.triangles)
         self.tangled_points = 0 if tangled is None else int(tangled.sum())
+        self._tangled = tangled
         if tangled is not None:
             near &= ~tangled[pairs.point]
             for corner in pairs.corners:
