@@ -118,6 +118,17 @@ def test_self_collision_setting_needs_triangles_and_the_xpbd_solver() -> None:
     assert any("needs the XPBD solver" in w for w in sim.warnings)
 
 
+def test_cloth_of_collapsed_triangles_only_turns_self_collision_off_with_a_warning() -> None:
+    # every triangle with a repeated corner: the patch tree had nothing to hold and the
+    # build stopped with an IndexError in ``minimum.reduceat``
+    model, _ = _folded_sheet(5, 9)
+    collapsed = np.array([[0, 0, 1], [2, 3, 3]])
+    sim = Simulator(model, SimSettings.cloth(self_collision=True), triangles=collapsed)
+    assert any("needs the cloth's triangles" in w for w in sim.warnings)
+    with pytest.raises(ValueError, match="three distinct corners"):
+        SelfCollision(collapsed, model.rest_positions, np.ones(len(model.rest_positions)), D)
+
+
 @pytest.mark.parametrize("dense", [False, True], ids=["tree", "dense"])
 def test_a_point_is_never_paired_with_its_own_triangle(dense: bool) -> None:
     # a 3 x 3 sheet far apart at rest, then every point crumpled into a 1 mm ball: the pairs

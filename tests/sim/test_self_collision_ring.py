@@ -67,6 +67,7 @@ def test_a_fold_dropped_through_itself_inside_the_rest_ring_is_put_back() -> Non
     assert out[drop, 2].max() < 2 * 0.0015 + 1e-6
     # the control: without the ring's test (the code before it) the crossing stays
     control = SelfCollision(triangles, rest, inv, D)
+    assert control.ring is not None
     control.ring.guard = lambda *args: 0  # type: ignore[method-assign]
     assert intersecting_pairs(_resolve(control, hem, now, inv), triangles) > 0
 
@@ -78,6 +79,7 @@ def test_a_still_fold_and_a_flat_sheet_are_left_as_they_are() -> None:
     # a hem at rest, its layers 3 mm apart (beyond the thin distance): nothing moves
     out = _resolve(collision, hem, hem, inv)
     assert np.abs(out - hem).max() < 1e-7
+    assert collision.ring is not None
     assert collision.ring.bent_leaves > 0  # the crease was looked at
     # the flat strip, and the strip squeezed to 60 % along its length: no crease, no test
     for squeeze in (1.0, 0.6):
@@ -98,3 +100,17 @@ def test_layers_of_a_fold_closer_than_the_thin_distance_are_pushed_to_it() -> No
     assert np.all(out[middle, 2] > 0.001 + 1e-4)
     assert np.all(out[middle, 2] < 0.0015 + 1e-4)
     assert np.abs(out[~flap] - hem[~flap]).max() < 1e-7  # pinned (float32 storage)
+
+
+def test_a_mesh_whose_exclusion_stays_within_an_edge_has_no_ring_test() -> None:
+    # the ring is tested where the exclusion reaches past the next row: the strip's 5 mm
+    # edges under the fine-mesh exclusion (4 D = 6 cm, twelve edges); ``make demo``'s cape
+    # has 3.8 cm edges under 2 D = 3 cm (its left-out pairs are adjacent triangles'), where
+    # the test cost a third more Python calls a frame for nothing
+    rest, _, _ = quad_grid(5, 5, 4 * 2.5 * D)  # edges 2.5 D: the coarse exclusion, 2 D
+    coarse = SelfCollision(grid_triangles(5, 5), rest, np.ones(25), D)
+    assert abs(coarse.excluded - 2 * D) < 1e-9 and coarse.ring is None
+    rest, _, _ = quad_grid(5, 5, 4 * 0.6 * D)  # edges 0.6 D: still 2 D, past three rows
+    assert SelfCollision(grid_triangles(5, 5), rest, np.ones(25), D).ring is not None
+    rest, _, _ = quad_grid(NX, NY, H * (NX - 1))
+    assert SelfCollision(grid_triangles(NX, NY), rest, np.ones(NX * NY), D).ring is not None

@@ -85,8 +85,9 @@ class SelfCollision(Collider):
         tri = tri.astype(np.int64)
         if tri.size and (tri.min() < 0 or tri.max() >= len(rest)):
             raise ValueError(f"self-collision triangle corner out of range 0..{len(rest) - 1}")
-        distinct = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
-        self.triangles = np.ascontiguousarray(tri[distinct])
+        self.triangles = np.ascontiguousarray(tri[_distinct(tri)])
+        if not len(self.triangles):
+            raise ValueError("self-collision needs a triangle with three distinct corners")
         self.distance = max(float(distance), 0.0) if np.isfinite(distance) else 0.0
         self.inv_mass = np.asarray(inverse_masses, dtype=np.float32)
         self.point_count = len(rest)
@@ -114,8 +115,12 @@ class SelfCollision(Collider):
         if dense:
             self._allowed = allowed_at_rest(self._rest, self.triangles, self.excluded)
         # the pairs left out at rest keep a thin distance and the swept test where the cloth
-        # creases (a tight fold's rows do not cross)
-        self.ring = RestRing(self.tree, self.tangles.piece, rest, self.excluded)
+        # creases (a tight fold's rows do not cross); only where the exclusion reaches past
+        # an edge: on a coarser mesh (a game cape) those pairs are adjacent triangles', which
+        # pass through each other only if the cloth folds flat within one triangle
+        self.ring: RestRing | None = None
+        if self.excluded > median_edge(self.triangles, rest):
+            self.ring = RestRing(self.tree, self.tangles.piece, rest, self.excluded)
 
     def _pairs_within(
         self, positions: np.ndarray, grow: float
@@ -288,7 +293,9 @@ class SelfCollision(Collider):
             return 0
         self._tangled = None
         count = self._resolve_pairs(pos, prev, d)
-        return count + self.ring.guard(pos, prev, self._tangled, self._apply, d)
+        if self.ring is not None:
+            count += self.ring.guard(pos, prev, self._tangled, self._apply, d)
+        return count
 
     def _resolve_pairs(self, pos: np.ndarray, prev: np.ndarray, d: float) -> int:
         """The contacts of the candidate pairs (beyond the exclusion at rest)."""
@@ -472,14 +479,25 @@ def allowed_at_rest(rest: np.ndarray, triangles: np.ndarray, excluded: float) ->
     return allowed
 
 
+def _distinct(tri: np.ndarray) -> np.ndarray:
+    """Which triangles ``(T, 3)`` have three distinct corners ``(T,)``."""
+    return (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+
+
+def median_edge(triangles: np.ndarray, rest: np.ndarray) -> float:
+    """The median length of the triangles' edges at ``rest`` ``(N, 3)`` (0 for none)."""
+    if not len(triangles):
+        return 0.0
+    corners = rest[triangles]
+    return float(np.median(np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2)))
+
+
 def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -> float:
     """The rest distance (in ``distance`` units) within which pairs are left out, from the
     mesh's median edge (see ``EXCLUDED_FINE``)."""
     if not len(triangles) or distance <= 0.0:
         return EXCLUDED_AT_REST
-    corners = rest[triangles]
-    edges = np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2)
-    edge = float(np.median(edges)) / distance
+    edge = median_edge(triangles, rest) / distance
     ramp = np.clip((COARSE_EDGE - edge) / (COARSE_EDGE - FINE_EDGE), 0.0, 1.0)
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
 
@@ -571,9 +589,10 @@ def self_collision_for(
     if settings.solver != "XPBD":
         warnings.append("self-collision needs the XPBD solver: off")
         return ()
-    if triangles is None or not len(triangles):
+    tri = None if triangles is None else np.asarray(triangles).reshape(-1, 3)
+    if tri is None or not _distinct(tri).any():
         warnings.append("self-collision needs the cloth's triangles: off")
         return ()
     return (
-        SelfCollision(triangles, model.rest_world, model.inverse_masses, settings.self_distance),
+        SelfCollision(tri, model.rest_world, model.inverse_masses, settings.self_distance),
     )
