@@ -593,6 +593,4 @@ def self_collision_for(
     if tri is None or not _distinct(tri).any():
         warnings.append("self-collision needs the cloth's triangles: off")
         return ()
-    return (
-        SelfCollision(tri, model.rest_world, model.inverse_masses, settings.self_distance),
-    )
+    return (SelfCollision(tri, model.rest_world, model.inverse_masses, settings.self_distance),)
