@@ -37,6 +37,8 @@ class RecordGrid(BoxGrid):
     ) -> None:
         super().__init__(lo, hi, cell=cell, entries_per_box=entries_per_box)
         self.owner = owner
+        if owner is not None:
+            self.named = int(owner.max(initial=-1)) + 1
         if not self.count:
             return
         box = self.boxes
@@ -80,7 +82,7 @@ class RecordGrid(BoxGrid):
         if self.owner is None:
             return point, box
         # a point in two pieces of one triangle: the pair once (sorted by point, owner)
-        owners = int(self.owner.max()) + 1
+        owners = self.named
         keys = np.unique(point * np.int64(owners) + self.owner[box])
         return keys // owners, keys % owners
 

@@ -182,8 +182,8 @@ def query_along(
     long = path > limit
     if not long.any():
         point, tri = grid.query(end)
-        keys = np.sort(point * np.int64(grid.count) + tri)
-        return keys // grid.count, keys % grid.count
+        keys = np.sort(point * np.int64(grid.named) + tri)
+        return keys // grid.named, keys % grid.named
     samples = np.where(long, np.ceil(path / (2.0 * limit)), 0).astype(np.int64)
     start = prev[chosen, :3]
     owner = np.repeat(np.arange(chosen.size), samples + 1)
@@ -193,5 +193,5 @@ def query_along(
     short = np.flatnonzero(samples[owner] == 0)
     points[short] = end[owner[short]]  # a short path's only sample: its end
     sample, tri = grid.query(points)
-    keys = np.unique(owner[sample] * np.int64(grid.count) + tri)
-    return keys // grid.count, keys % grid.count
+    keys = np.unique(owner[sample] * np.int64(grid.named) + tri)
+    return keys // grid.named, keys % grid.named
