@@ -90,10 +90,15 @@ def _region(here: np.ndarray, start: np.ndarray | None, margin: float) -> np.nda
 
 
 def _within(
-    region: np.ndarray, here: np.ndarray, start: np.ndarray | None, chosen: np.ndarray
+    region: np.ndarray,
+    here: np.ndarray,
+    start: np.ndarray | None,
+    chosen: np.ndarray,
+    slop: float,
 ) -> bool:
-    """Do the ``chosen`` points' paths from ``start`` to ``here`` lie in box ``region``?"""
-    inner = _region(here[chosen], None if start is None else start[chosen], 0.0)
+    """Do the ``chosen`` points' paths from ``start`` to ``here`` lie in box ``region``
+    shrunk by ``slop``? (Points sampled along a path in float32 may round past its ends.)"""
+    inner = _region(here[chosen], None if start is None else start[chosen], slop)
     return bool((inner[0] >= region[0]).all() and (inner[1] <= region[1]).all())
 
 
@@ -415,13 +420,14 @@ class MeshCollider(Collider):
     def _near_surface(self, here: np.ndarray, start: np.ndarray | None, grow: float) -> np.ndarray:
         """Per point: does its path over the substep (its box, in the drifting frame) meet
         the surface's box over the window grown by ``grow``? ``(N,)`` bool."""
-        lo, hi = self._surface_lo - grow, self._surface_hi + grow
-        near = np.ones(len(here), dtype=bool)
+        # in the points' float32, as a scalar bound compares
+        lo = (self._surface_lo - grow).astype(here.dtype)
+        hi = (self._surface_hi + grow).astype(here.dtype)
         other = here if start is None else start
-        for axis in range(3):
-            a, b = here[:, axis], other[:, axis]
-            near &= (np.maximum(a, b) >= lo[axis]) & (np.minimum(a, b) <= hi[axis])
-        return near
+        # whole (N, 3) blocks: a few passes, not a few per axis
+        meets = np.maximum(here, other) >= lo
+        meets &= np.minimum(here, other) <= hi
+        return np.asarray(meets.all(axis=1))
 
     def _anchor(self, pose: SurfacePose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Points ``(k, 3)`` float32 at barycentric ``w`` ``(k, 3)`` of triangles ``tri`` on
@@ -470,7 +476,7 @@ class MeshCollider(Collider):
         if (
             self._grid is None
             or self._grid_grow != grow
-            or not _within(self._grid_region, here, before, chosen)
+            or not _within(self._grid_region, here, before, chosen, 0.01 * REGION * grow)
         ):
             # only the triangles whose grown boxes meet the cloth's box (grown by a margin
             # for the moves to come: a later query beyond it builds again); long triangles

@@ -32,15 +32,16 @@ class SurfacePose:
 
         ``lazy``: no triangle's rows are computed until asked for (``plane_columns``,
         ``corner_columns``, ``corner_rows``, ``prepare``); the rows of ``corners`` and
-        ``planes`` not asked for yet are zeros. A substep's pairs name a few dozen of a
-        body's thousands of triangles: their rows cost a tenth of the whole pose's."""
+        ``planes`` not asked for yet are undefined (not even zeroed: a body's pose a substep
+        would clear 340 kB). A substep's pairs name a few dozen of a body's thousands of
+        triangles: their rows cost a tenth of the whole pose's."""
         self.t = t
         self._vertices, self._motion, self._triangles = vertices, motion, triangles
         count = len(triangles)
         self._done: np.ndarray | None = None
         if lazy:
-            self.corners = np.zeros((count, 12), dtype=np.float32)
-            self.planes = np.zeros((count, 8), dtype=np.float32)
+            self.corners = np.empty((count, 12), dtype=np.float32)
+            self.planes = np.empty((count, 8), dtype=np.float32)
             self._done = np.zeros(count, dtype=bool)
         else:
             self.corners, self.planes = self._rows(triangles)
