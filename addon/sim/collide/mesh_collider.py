@@ -64,8 +64,10 @@ FEW_POINTS = 0.25
 # piece's box is then its grown size about alike in every direction
 PIECE = 2.0
 # the grid lists the triangles near the cloth: within this many grows (reach + limit) of
-# the box of its points when built (the demo's cape is near a third of its body's pieces)
-REGION = 3.0
+# the box of its points when built; a query beyond it builds again (the demo's cape lists
+# 1,605 of its body's 4,662 pieces, 2,246 at 3 grows, and never builds twice a frame; at 0.5
+# it built 47 grids in 41 frames)
+REGION = 1.5
 # a surface of at most this many triangles (a floor, a ramp) pairs every point near its box
 # with each triangle: its broad phase would cost more than the exact tests it saves
 FEW_TRIANGLES = 8
