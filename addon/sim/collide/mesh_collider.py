@@ -229,7 +229,7 @@ class MeshCollider(Collider):
         rate = (self._cur - self._prev - self._drift).astype(np.float32)
         self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
         for k in range(3):
-            self._rate[:, 4 * k : 4 * k + 3] = rate[corners[k]]
+            self._rate[:, 4 * k : 4 * k + 3] = gather(rate, corners[k])
         speed = np.sqrt(np.einsum("ij,ij->i", rate, rate)).astype(np.float32)
         self._rate_length = -least_at_corners(-speed, corners)
         self._pairs = None

@@ -24,6 +24,7 @@ import numpy as np
 
 from .broad_phase import BoxGrid
 from .candidates import FULL_REBUILD_FRACTION, best_of_runs, merged_pairs, point_runs
+from .surface_pose import gather
 
 Query = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 Anchor = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tris, weights) -> points (k, 3)
@@ -99,16 +100,18 @@ class AnchoredPairs:
         float32: the larger of its motion over ``limit`` and its motion relative to its
         anchor over its slack (beyond 1: its pairs no longer hold)."""
         assert self.built is not None
-        built = self.built[ids]
+        # rows gathered as one item each (a 2-D fancy index walks them element by element)
+        built = gather(self.built, ids)
         tri = self.anchor_tri[ids]
         has = np.flatnonzero(tri >= 0)
         if has.size:
             tri, at = tri[has], ids[has]
-            weights, anchor_at, slack2 = self.anchor_w[at], self.anchor_at[at], self.slack2[at]
+            weights, anchor_at = gather(self.anchor_w, at), gather(self.anchor_at, at)
+            slack2 = self.slack2[at]
         out: np.ndarray | None = None
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero bound: 0/0 holds
             for rows, anchor in ends:
-                moved = rows[ids] - built
+                moved = gather(rows, ids) - built
                 used = _norm2(moved) / self.limit2
                 if has.size:
                     carried = anchor(tri, weights) - anchor_at

@@ -36,7 +36,10 @@ class SurfacePose:
         would clear 340 kB). A substep's pairs name a few dozen of a body's thousands of
         triangles: their rows cost a tenth of the whole pose's."""
         self.t = t
-        self._vertices, self._motion, self._triangles = vertices, motion, triangles
+        # contiguous rows, gathered as one item each (``gather``)
+        self._vertices = np.ascontiguousarray(vertices)
+        self._motion = None if motion is None else np.ascontiguousarray(motion)
+        self._triangles = triangles
         count = len(triangles)
         self._done: np.ndarray | None = None
         if lazy:
@@ -50,9 +53,9 @@ class SurfacePose:
         """``corners`` ``(k, 12)`` and ``planes`` ``(k, 8)`` of ``triangles`` ``(k, 3)``:
         the same arithmetic whichever triangles are asked for, so the same bits."""
         ids = triangles.reshape(-1)
-        x = self._vertices[ids]
+        x = gather(self._vertices, ids)
         if self._motion is not None:
-            x = x + self._motion[ids] * self.t
+            x = x + gather(self._motion, ids) * self.t
         # the corners as 16-byte rows (x, y, z, 0), then as contiguous columns for the
         # arithmetic (strided or transposed columns cost several times more)
         rows = np.zeros((len(ids), 4), dtype=np.float32)
