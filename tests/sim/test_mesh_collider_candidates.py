@@ -102,7 +102,7 @@ def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndar
         monkeypatch.setattr(
             AnchoredPairs,
             "_used",
-            lambda self, rows, anchor, ids: np.full(ids.size, 2.0, np.float32),
+            lambda self, ends, ids: np.full(ids.size, 2.0, np.float32),
         )
     model = grid_model(25, size=1.0, height=0.35)
     model.rest_positions[:, :2] -= 0.5
@@ -343,3 +343,54 @@ def test_a_few_points_get_a_coarser_grid_and_the_same_contacts(
     assert coarse[0].size > 10  # points in reach of the sphere (47)
     for a, b in zip(coarse, fine, strict=True):
         assert np.array_equal(a, b)
+
+
+def _cap_then_across_contacts() -> tuple[list[tuple[np.ndarray, ...]], list[int], int]:
+    """Contacts of 80 points resting on the +x cap of a swelling 1,280-triangle icosphere,
+    half of which cross to the -x cap in the third of four substeps; per substep the number
+    of pieces the grid listed, and the pieces of every triangle."""
+    from addon.sim.collide.record_grid import triangle_pieces
+
+    verts, faces = icosphere(3, 0.3)
+    rng = np.random.default_rng(11)
+    direction = rng.normal(size=(80, 3)) * np.array([0.15, 1.0, 1.0])
+    direction[:, 0] = np.abs(direction[:, 0]) + 1.0
+    direction /= np.linalg.norm(direction, axis=1)[:, None]
+    radius = 0.3 + rng.uniform(-0.01, 0.04, 80)
+    near = direction * radius[:, None]
+    far = near * np.array([-1.0, 1.0, 1.0])
+    crossing = np.arange(80) % 2 == 0
+    collider = MeshCollider(verts, faces, outer=OUTER)
+    collider.move_to(verts * 1.02)  # moving: the grid is built over the frame's window
+    out, listed = [], []
+    for k in range(4):
+        collider.begin_substep(k / 4, (k + 1) / 4)
+        before = np.where(crossing[:, None] & (k >= 3), far, near)
+        after = np.where(crossing[:, None] & (k >= 2), far, near)
+        out.append(collider.find(_state(after), _state(before), MARGIN))
+        listed.append(0 if collider._grid is None else collider._grid.count)
+    pieces = len(triangle_pieces(verts, verts * 1.02, faces, 2.0 * REACH * 1.5)[0])
+    return out, listed, pieces
+
+
+def test_the_grid_lists_the_triangles_near_the_cloth_and_again_when_points_leave_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the grid lists the triangles near the box of the cloth's points (at +x: not the far
+    # cap's); points that cross to -x within the window are asked about on a grid built
+    # again for their new box: every substep's contacts are those of every pair
+    import addon.sim.collide.mesh_collider as mesh_collider
+
+    searched, listed, pieces = _cap_then_across_contacts()
+    assert 0 < listed[0] == listed[1] < 0.6 * pieces  # the cap's triangles, a grid a window
+    assert listed[2] > listed[1]  # built again for the points at -x
+    monkeypatch.setattr(mesh_collider, "FEW_TRIANGLES", 10**9)
+    every, _, _ = _cap_then_across_contacts()
+    total = crossed = 0
+    for got, want in zip(searched, every, strict=True):
+        assert np.array_equal(got[0], want[0])
+        for a, b in zip(got[1:], want[1:], strict=True):
+            assert np.abs(a - b).max(initial=0.0) < 1e-6
+        total += got[0].size
+    crossed = sum(int(np.count_nonzero(got[0] % 2 == 0)) for got in searched[2:])
+    assert total > 200 and crossed > 40  # contacts on both caps

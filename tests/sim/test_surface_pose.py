@@ -33,3 +33,21 @@ def test_a_pose_packs_each_triangles_corners_plane_centroid_and_radius() -> None
     for got, want in ((ca, a), (cb, b), (cc, c)):
         assert np.allclose(got, want[tri].T, atol=1e-6)
     assert np.allclose(pose.plane_columns(tri)[0:3], normal[tri].T, atol=1e-5)
+
+
+def test_a_lazy_pose_has_the_bits_of_the_whole_pose_for_the_triangles_asked_for() -> None:
+    # a moving surface's pose computes the rows of the triangles its pairs name (a few dozen
+    # of a body's thousands): the same bits as the whole pose at the interpolated vertices,
+    # the others' when asked for
+    verts, faces = icosphere(2, 0.4, (0.1, -0.2, 0.3))
+    motion = np.random.default_rng(4).normal(size=verts.shape) * 0.05
+    t = 0.3125
+    whole = SurfacePose(t, verts + motion * t, faces)
+    lazy = SurfacePose(t, verts, faces, motion=motion, lazy=True)
+    tri = np.array([7, 3, 7, 150])
+    for got, want in zip(lazy.corner_columns(tri), whole.corner_columns(tri), strict=True):
+        assert np.array_equal(got, want)
+    assert np.array_equal(lazy.plane_columns(tri), whole.plane_columns(tri))
+    assert np.array_equal(lazy.prepared(), [3, 7, 150])
+    assert np.array_equal(lazy.edge_planes, whole.edge_planes)  # every row, on demand
+    assert np.array_equal(lazy.planes, whole.planes) and np.array_equal(lazy.corners, whole.corners)

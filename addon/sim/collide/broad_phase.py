@@ -38,6 +38,7 @@ class BoxGrid:
         self.lo = [np.ascontiguousarray(lo[:, k], dtype=np.float64) for k in range(3)]
         self.hi = [np.ascontiguousarray(hi[:, k], dtype=np.float64) for k in range(3)]
         self.count = len(lo)
+        self.named = self.count  # the ids a query names are below this
         if not self.count:
             return
         self.origin = np.array([x.min() for x in self.lo])

@@ -11,11 +11,13 @@ frame). A point is kept ``outer + margin`` (the reach) in front of the surface:
 
 Contacts come from candidate point-triangle pairs (a ``record_grid.RecordGrid`` of the
 triangles' boxes over the frame, grown by the reach plus a slack, a long triangle's box cut
-in pieces so a limb's slivers do not fill the grid's cells), kept for each point while
-it moves with its nearest triangle within a slack and no farther than the grown boxes allow
-(``surface_pairs.py``), so a cloth resting on a moving body is asked about about once a
-frame. Per substep every pair gets its closest point and a swept test, and each point one
-contact (``mesh_contacts.py``).
+in pieces so a limb's slivers do not fill the grid's cells, only the triangles near the
+cloth's box listed), kept for each point while it moves with its nearest triangle within a
+slack and no farther than the grown boxes allow (``surface_pairs.py``), so a cloth resting
+on a moving body is asked about about once a frame. Per substep every pair gets its closest
+point and a swept test, and each point one contact (``mesh_contacts.py``); a moving
+surface's pose at the substep is computed for the triangles the pairs name only
+(``SurfacePose`` lazy).
 """
 
 from __future__ import annotations
@@ -53,13 +55,19 @@ GRID_CELL = 0.35
 # entries, not 5.8M at 27, for a build of 1.5M entries)
 ENTRIES = 64.0
 # ... but a grid is built every window and asked about by about the cloth's points: with
-# fewer than a quarter as many points as pieces it lists fewer entries a box, down to a
-# quarter of ENTRIES (the demo's 513-point cape on 4,661 pieces listed 92k entries a frame
-# to scan 8k: its grid took 7.6 ms a frame, 3.3 at 28 entries, the scans as before)
+# fewer than a quarter as many points as the surface's triangles it lists fewer entries a
+# box, down to a quarter of ENTRIES (the demo's 513-point cape on 4,661 pieces listed 92k
+# entries a frame to scan 8k: its grid took 7.6 ms a frame, 3.3 at 28 entries, the scans as
+# before; counted on all the triangles, not the listed ones, which a small cloth makes few)
 FEW_POINTS = 0.25
 # long triangles' boxes are cut in pieces about this long, in grows (reach + limit): a
 # piece's box is then its grown size about alike in every direction
 PIECE = 2.0
+# the grid lists the triangles near the cloth: within this many grows (reach + limit) of
+# the box of its points when built; a query beyond it builds again (the demo's cape lists
+# 1,605 of its body's 4,662 pieces, 2,246 at 3 grows, and never builds twice a frame; at 0.5
+# it built 47 grids in 41 frames)
+REGION = 1.5
 # a surface of at most this many triangles (a floor, a ramp) pairs every point near its box
 # with each triangle: its broad phase would cost more than the exact tests it saves
 FEW_TRIANGLES = 8
@@ -72,6 +80,28 @@ def _vertices(value: np.ndarray, name: str) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} has non-finite coordinates")
     return arr.copy()
+
+
+def _region(here: np.ndarray, start: np.ndarray | None, margin: float) -> np.ndarray:
+    """The box ``(2, 3)`` (lo, hi) of points ``here`` and ``start`` grown by ``margin``."""
+    lo, hi = here.min(axis=0, initial=np.inf), here.max(axis=0, initial=-np.inf)
+    if start is not None:
+        lo = np.minimum(lo, start.min(axis=0, initial=np.inf))
+        hi = np.maximum(hi, start.max(axis=0, initial=-np.inf))
+    return np.array([lo - margin, hi + margin])
+
+
+def _within(
+    region: np.ndarray,
+    here: np.ndarray,
+    start: np.ndarray | None,
+    chosen: np.ndarray,
+    slop: float,
+) -> bool:
+    """Do the ``chosen`` points' paths from ``start`` to ``here`` lie in box ``region``
+    shrunk by ``slop``? (Points sampled along a path in float32 may round past its ends.)"""
+    inner = _region(here[chosen], None if start is None else start[chosen], slop)
+    return bool((inner[0] >= region[0]).all() and (inner[1] <= region[1]).all())
 
 
 def _triangles(value: np.ndarray, vertex_count: int) -> np.ndarray:
@@ -106,6 +136,9 @@ class MeshCollider(Collider):
         self.rebuilds = 0  # substeps that ran the broad phase (for tests and benchmarks)
         self.poses = 0  # ``set_pose`` calls so far (a helper process's copy follows them)
         self._ids = np.zeros(0, dtype=np.int64)
+        # the triangles the pairs and anchors name: a moving surface's poses compute their
+        # rows at once (the rest on demand, ``SurfacePose`` lazy)
+        self._wanted = np.zeros(0, dtype=np.int64)
         self._t0 = self._t1 = 1.0
         self._pairs: AnchoredPairs | None = None
         self._cur = np.zeros((0, 3))
@@ -140,6 +173,7 @@ class MeshCollider(Collider):
         )
         self._offset = self._offset + self._drift  # where the last pose left that frame
         self._prev, self._cur = prev, cur
+        self._motion = cur - prev
         self.moving = not np.array_equal(prev, cur)
         self._drift = drift
         if held:
@@ -195,12 +229,13 @@ class MeshCollider(Collider):
         rate = (self._cur - self._prev - self._drift).astype(np.float32)
         self._rate = np.zeros((len(self.triangles), 12), dtype=np.float32)
         for k in range(3):
-            self._rate[:, 4 * k : 4 * k + 3] = rate[corners[k]]
+            self._rate[:, 4 * k : 4 * k + 3] = gather(rate, corners[k])
         speed = np.sqrt(np.einsum("ij,ij->i", rate, rate)).astype(np.float32)
         self._rate_length = -least_at_corners(-speed, corners)
         self._pairs = None
         self._grid: RecordGrid | None = None  # the triangles' boxes, for this window and reach
         self._grid_grow = 0.0
+        self._grid_region = np.zeros((2, 3))  # the box (lo, hi) the grid's points lie in
 
     @property
     def vertex_count(self) -> int:
@@ -259,9 +294,13 @@ class MeshCollider(Collider):
             self._start = previous_end if previous_end.t == t0 else self._pose(t0)
 
     def _pose(self, t: float) -> SurfacePose:
-        """The surface at fraction ``t`` of the frame."""
-        vertices = self._prev + (self._cur - self._prev) * t if self.moving else self._cur
-        return SurfacePose(t, vertices, self.triangles)
+        """The surface at fraction ``t`` of the frame: a moving one's triangles computed as
+        they are asked for, starting with those the pairs name."""
+        if not self.moving:
+            return SurfacePose(t, self._cur, self.triangles)
+        pose = SurfacePose(t, self._prev, self.triangles, motion=self._motion, lazy=True)
+        pose.prepare(self._wanted)
+        return pose
 
     # contacts ----------------------------------------------------------------------------
 
@@ -376,23 +415,26 @@ class MeshCollider(Collider):
             pairs.forget(away)  # asked again when they come near (the surface may have moved)
         if pairs.queries != queries:
             self.rebuilds += 1
+            named = np.concatenate([pairs.tri, pairs.anchor_tri[pairs.anchor_tri >= 0]])
+            self._wanted = np.unique(named)
         return pairs if pairs.count else None
 
     def _near_surface(self, here: np.ndarray, start: np.ndarray | None, grow: float) -> np.ndarray:
         """Per point: does its path over the substep (its box, in the drifting frame) meet
         the surface's box over the window grown by ``grow``? ``(N,)`` bool."""
-        lo, hi = self._surface_lo - grow, self._surface_hi + grow
-        near = np.ones(len(here), dtype=bool)
+        # in the points' float32, as a scalar bound compares
+        lo = (self._surface_lo - grow).astype(here.dtype)
+        hi = (self._surface_hi + grow).astype(here.dtype)
         other = here if start is None else start
-        for axis in range(3):
-            a, b = here[:, axis], other[:, axis]
-            near &= (np.maximum(a, b) >= lo[axis]) & (np.minimum(a, b) <= hi[axis])
-        return near
+        # whole (N, 3) blocks: a few passes, not a few per axis
+        meets = np.maximum(here, other) >= lo
+        meets &= np.minimum(here, other) <= hi
+        return np.asarray(meets.all(axis=1))
 
     def _anchor(self, pose: SurfacePose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Points ``(k, 3)`` float32 at barycentric ``w`` ``(k, 3)`` of triangles ``tri`` on
         ``pose`` (at ``t``), in the drifting frame."""
-        rows = gather(pose.corners, tri)
+        rows = pose.corner_rows(tri)
         out = rows[:, 0:3] * w[:, 0:1]
         out += rows[:, 4:7] * w[:, 1:2]
         out += rows[:, 8:11] * w[:, 2:3]
@@ -433,14 +475,31 @@ class MeshCollider(Collider):
         small, large = SLACK_CONTACT * reach, SLACK_FREE * reach
         limit = LIMIT * reach
         grow = max(reach, self.inner) + limit
-        if self._grid is None or self._grid_grow != grow:
-            # long triangles in pieces: each piece's box lists few cells (see
-            # ``triangle_pieces``), and the cells are sized from the pieces' boxes
-            owner, lo, hi = triangle_pieces(*self._window_poses, self.triangles, PIECE * grow)
+        if (
+            self._grid is None
+            or self._grid_grow != grow
+            or not _within(self._grid_region, here, before, chosen, 0.01 * REGION * grow)
+        ):
+            # only the triangles whose grown boxes meet the cloth's box (grown by a margin
+            # for the moves to come: a later query beyond it builds again); long triangles
+            # in pieces: each piece's box lists few cells (see ``triangle_pieces``), and the
+            # cells are sized from the pieces' boxes
+            region = _region(here, before, REGION * grow)
+            self._grid_region = region
+            kept = np.flatnonzero(
+                (self._box_hi[:, 0] + grow >= region[0, 0])
+                & (self._box_lo[:, 0] - grow <= region[1, 0])
+                & (self._box_hi[:, 1] + grow >= region[0, 1])
+                & (self._box_lo[:, 1] - grow <= region[1, 1])
+                & (self._box_hi[:, 2] + grow >= region[0, 2])
+                & (self._box_lo[:, 2] - grow <= region[1, 2])
+            )
+            owner, lo, hi = triangle_pieces(*self._window_poses, self.triangles[kept], PIECE * grow)
+            owner = kept[owner]
             lo -= grow
             hi += grow
             cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
-            share = min(max(len(pos) / (FEW_POINTS * max(len(lo), 1)), 0.25), 1.0)
+            share = min(max(len(pos) / (FEW_POINTS * max(len(self.triangles), 1)), 0.25), 1.0)
             entries = ENTRIES * share
             self._grid = RecordGrid(lo, hi, cell=cell, owner=owner, entries_per_box=entries)
             self._grid_grow = grow

@@ -17,6 +17,7 @@ import numpy as np
 
 from .broad_phase import ENTRIES_PER_BOX, BoxGrid
 from .scan_count import SCANS
+from .surface_pose import gather
 
 MAX_PIECES = 64  # a triangle is cut in at most this many pieces (``triangle_pieces``)
 
@@ -37,6 +38,8 @@ class RecordGrid(BoxGrid):
     ) -> None:
         super().__init__(lo, hi, cell=cell, entries_per_box=entries_per_box)
         self.owner = owner
+        if owner is not None:
+            self.named = int(owner.max(initial=-1)) + 1
         if not self.count:
             return
         box = self.boxes
@@ -80,7 +83,7 @@ class RecordGrid(BoxGrid):
         if self.owner is None:
             return point, box
         # a point in two pieces of one triangle: the pair once (sorted by point, owner)
-        owners = int(self.owner.max()) + 1
+        owners = self.named
         keys = np.unique(point * np.int64(owners) + self.owner[box])
         return keys // owners, keys % owners
 
@@ -101,7 +104,9 @@ def triangle_pieces(
     """
     tri = np.asarray(triangles, dtype=np.int64)
     count = len(tri)
-    x = [start[tri[:, k]] for k in range(3)]
+    # rows gathered as one item each (a 2-D fancy index walks them element by element)
+    start, end = np.ascontiguousarray(start), np.ascontiguousarray(end)
+    x = [gather(start, tri[:, k]) for k in range(3)]
     # the length of the edge opposite each corner, and the corner opposite the shortest
     edges = np.stack([_lengths(x[1] - x[2]), _lengths(x[2] - x[0]), _lengths(x[0] - x[1])])
     apex = np.argmin(edges, axis=0)
@@ -119,7 +124,7 @@ def triangle_pieces(
     lo = np.full((owner.size, 3), np.inf)
     hi = np.full((owner.size, 3), -np.inf)
     for pose in (start, end):
-        a, b, c = pose[p][owner], pose[q][owner], pose[r][owner]
+        a, b, c = (gather(pose, corner[owner]) for corner in (p, q, r))
         for s in (s0, s1):
             for corner in (a + (c - a) * s, b + (c - b) * s):
                 np.minimum(lo, corner, out=lo)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .broad_phase import BoxGrid
 from .candidates import FULL_REBUILD_FRACTION, best_of_runs, merged_pairs, point_runs
+from .surface_pose import gather
 
 Query = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 Anchor = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tris, weights) -> points (k, 3)
@@ -76,9 +77,10 @@ class AnchoredPairs:
             self.anchor_at = np.zeros((n, 3), dtype=np.float32)
             self._replace(ids, *query(ids), here=here, anchor=anchor_here, full=True)
             return
-        used = self._used(here, anchor_here, ids)
+        ends = [(here, anchor_here)]
         if start is not None and anchor_start is not None:
-            np.maximum(used, self._used(start, anchor_start, ids), out=used)
+            ends.append((start, anchor_start))
+        used = self._used(ends, ids)
         if not (used > 1.0).any():
             return
         early = used > np.float32(EARLY_SHARE * EARLY_SHARE)
@@ -92,20 +94,31 @@ class AnchoredPairs:
         if self.built is not None:
             self.built[ids] = FAR
 
-    def _used(self, rows: np.ndarray, anchor: Anchor, ids: np.ndarray) -> np.ndarray:
-        """How much of its bounds each point of ``ids`` has used, squared ``(k,)`` float32:
-        the larger of its motion over ``limit`` and its motion relative to its anchor over its
-        slack (beyond 1: its pairs no longer hold)."""
+    def _used(self, ends: list[tuple[np.ndarray, Anchor]], ids: np.ndarray) -> np.ndarray:
+        """How much of its bounds each point of ``ids`` has used at the substep's end and
+        start (``ends``: the points ``(N, 3)`` and their anchors then), squared ``(k,)``
+        float32: the larger of its motion over ``limit`` and its motion relative to its
+        anchor over its slack (beyond 1: its pairs no longer hold)."""
         assert self.built is not None
-        moved = rows[ids] - self.built[ids]
+        # rows gathered as one item each (a 2-D fancy index walks them element by element)
+        built = gather(self.built, ids)
+        tri = self.anchor_tri[ids]
+        has = np.flatnonzero(tri >= 0)
+        if has.size:
+            tri, at = tri[has], ids[has]
+            weights, anchor_at = gather(self.anchor_w, at), gather(self.anchor_at, at)
+            slack2 = self.slack2[at]
+        out: np.ndarray | None = None
         with np.errstate(invalid="ignore", divide="ignore"):  # a zero bound: 0/0 holds
-            out = _norm2(moved) / self.limit2
-            tri = self.anchor_tri[ids]
-            has = np.flatnonzero(tri >= 0)
-            if has.size:
-                carried = anchor(tri[has], self.anchor_w[ids[has]]) - self.anchor_at[ids[has]]
-                slid = _norm2(moved[has] - carried) / self.slack2[ids[has]]
-                out[has] = np.fmax(out[has], slid)
+            for rows, anchor in ends:
+                moved = gather(rows, ids) - built
+                used = _norm2(moved) / self.limit2
+                if has.size:
+                    carried = anchor(tri, weights) - anchor_at
+                    slid = _norm2(moved[has] - carried) / slack2
+                    used[has] = np.fmax(used[has], slid)
+                out = used if out is None else np.maximum(out, used, out=out)
+        assert out is not None
         return out
 
     def _replace(
@@ -182,8 +195,8 @@ def query_along(
     long = path > limit
     if not long.any():
         point, tri = grid.query(end)
-        keys = np.sort(point * np.int64(grid.count) + tri)
-        return keys // grid.count, keys % grid.count
+        keys = np.sort(point * np.int64(grid.named) + tri)
+        return keys // grid.named, keys % grid.named
     samples = np.where(long, np.ceil(path / (2.0 * limit)), 0).astype(np.int64)
     start = prev[chosen, :3]
     owner = np.repeat(np.arange(chosen.size), samples + 1)
@@ -193,5 +206,5 @@ def query_along(
     short = np.flatnonzero(samples[owner] == 0)
     points[short] = end[owner[short]]  # a short path's only sample: its end
     sample, tri = grid.query(points)
-    keys = np.unique(owner[sample] * np.int64(grid.count) + tri)
-    return keys // grid.count, keys % grid.count
+    keys = np.unique(owner[sample] * np.int64(grid.named) + tri)
+    return keys // grid.named, keys % grid.named

@@ -19,15 +19,49 @@ class SurfacePose:
     - ``corners`` ``(T, 12)`` float32: a, b, c as (x, y, z, 0).
     """
 
-    def __init__(self, t: float, vertices: np.ndarray, triangles: np.ndarray) -> None:
-        """The pose of ``triangles`` over ``vertices`` ``(V, 3)`` (cast to float32)."""
+    def __init__(
+        self,
+        t: float,
+        vertices: np.ndarray,
+        triangles: np.ndarray,
+        motion: np.ndarray | None = None,
+        lazy: bool = False,
+    ) -> None:
+        """The pose of ``triangles`` over ``vertices`` ``(V, 3)`` (cast to float32), moved by
+        ``motion * t`` when ``motion`` ``(V, 3)`` is given (a surface moving linearly).
+
+        ``lazy``: no triangle's rows are computed until asked for (``plane_columns``,
+        ``corner_columns``, ``corner_rows``, ``prepare``); the rows of ``corners`` and
+        ``planes`` not asked for yet are undefined (not even zeroed: a body's pose a substep
+        would clear 340 kB). A substep's pairs name a few dozen of a body's thousands of
+        triangles: their rows cost a tenth of the whole pose's."""
         self.t = t
-        rows = np.zeros((len(vertices), 4), dtype=np.float32)
-        rows[:, :3] = vertices
-        # the corners in one gather of 16-byte rows (x, y, z, 0), then as contiguous columns
-        # for the arithmetic (strided or transposed columns cost several times more)
-        self.corners = gather(rows, triangles.reshape(-1)).reshape(len(triangles), 12)
-        columns = np.ascontiguousarray(self.corners.T)
+        # contiguous rows, gathered as one item each (``gather``)
+        self._vertices = np.ascontiguousarray(vertices)
+        self._motion = None if motion is None else np.ascontiguousarray(motion)
+        self._triangles = triangles
+        count = len(triangles)
+        self._done: np.ndarray | None = None
+        if lazy:
+            self.corners = np.empty((count, 12), dtype=np.float32)
+            self.planes = np.empty((count, 8), dtype=np.float32)
+            self._done = np.zeros(count, dtype=bool)
+        else:
+            self.corners, self.planes = self._rows(triangles)
+
+    def _rows(self, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``corners`` ``(k, 12)`` and ``planes`` ``(k, 8)`` of ``triangles`` ``(k, 3)``:
+        the same arithmetic whichever triangles are asked for, so the same bits."""
+        ids = triangles.reshape(-1)
+        x = gather(self._vertices, ids)
+        if self._motion is not None:
+            x = x + gather(self._motion, ids) * self.t
+        # the corners as 16-byte rows (x, y, z, 0), then as contiguous columns for the
+        # arithmetic (strided or transposed columns cost several times more)
+        rows = np.zeros((len(ids), 4), dtype=np.float32)
+        rows[:, :3] = x
+        corners = rows.reshape(len(triangles), 12)
+        columns = np.ascontiguousarray(corners.T)
         a, b, c = columns[0:3], columns[4:7], columns[8:11]
         normals = unit_normals(a, b, c)
         centres = (a + b + c) / np.float32(3.0)
@@ -38,13 +72,34 @@ class SurfacePose:
         planes[3] = dot(normals, a)
         planes[4:7] = centres
         planes[7] = radii
-        self.planes = np.ascontiguousarray(planes.T)
+        return corners, np.ascontiguousarray(planes.T)
+
+    def prepare(self, tri: np.ndarray) -> None:
+        """Compute the rows of triangles ``tri`` not computed yet (a lazy pose)."""
+        done = self._done
+        if done is None:
+            return
+        missing = tri[~done[tri]]  # repeats are computed alike and written alike
+        if not missing.size:
+            return
+        corners, planes = self._rows(self._triangles[missing])
+        put(self.corners, missing, corners)
+        put(self.planes, missing, planes)
+        done[missing] = True
+
+    def prepared(self) -> np.ndarray:
+        """The triangles whose rows are computed (sorted ids)."""
+        if self._done is None:
+            return np.arange(len(self.planes))
+        return np.flatnonzero(self._done)
 
     @cached_property
     def edge_planes(self) -> np.ndarray:
         """``(T, 12)`` float32: per edge (ab, bc, ca) its outward unit normal in the triangle's
         plane and offset, grown by the crossing test's tolerance (``inside_triangle``): a
         point beyond one is at least that far from the triangle (zeros for degenerate ones)."""
+        if self._done is not None:
+            self.prepare(np.flatnonzero(~self._done))
         corners = [np.ascontiguousarray(self.corners[:, 4 * k : 4 * k + 3].T) for k in range(3)]
         normals = np.ascontiguousarray(self.planes[:, 0:3].T)
         area_normals = cross(corners[1] - corners[0], corners[2] - corners[0])
@@ -76,12 +131,18 @@ class SurfacePose:
 
     def plane_columns(self, tri: np.ndarray) -> np.ndarray:
         """``(8, k)`` rows of ``planes`` for triangles ``tri``: nx ny nz offset cx cy cz r."""
+        self.prepare(tri)
         return np.ascontiguousarray(gather(self.planes, tri).T)
 
     def corner_columns(self, tri: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The corners a, b, c of triangles ``tri``, each ``(3, k)``."""
-        block = np.ascontiguousarray(gather(self.corners, tri).T)
+        block = np.ascontiguousarray(self.corner_rows(tri).T)
         return block[0:3], block[4:7], block[8:11]
+
+    def corner_rows(self, tri: np.ndarray) -> np.ndarray:
+        """Rows of ``corners`` for triangles ``tri`` ``(k, 12)``."""
+        self.prepare(tri)
+        return gather(self.corners, tri)
 
 
 def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -89,6 +150,12 @@ def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
     item = np.dtype((np.void, records.shape[1] * records.itemsize))
     flat = records.view(item).reshape(-1)
     return flat.take(ids).view(records.dtype).reshape(len(ids), records.shape[1])
+
+
+def put(records: np.ndarray, ids: np.ndarray, rows: np.ndarray) -> None:
+    """``records[ids] = rows`` for C-contiguous 2-D arrays, each row moved as one item."""
+    item = np.dtype((np.void, records.shape[1] * records.itemsize))
+    records.view(item).reshape(-1)[ids] = np.ascontiguousarray(rows).view(item).reshape(-1)
 
 
 def least_at_corners(values: np.ndarray, corners: list[np.ndarray]) -> np.ndarray:
