@@ -112,6 +112,7 @@ class SelfCollision(Collider):
             dense = len(rest) * len(self.triangles) <= DENSE_PAIRS
         # (N, T): the point is no corner of the triangle and beyond the exclusion at rest
         self._allowed = None
+        self._dense_scratch: tuple[np.ndarray, np.ndarray] | None = None
         if dense:
             self._allowed = allowed_at_rest(self._rest, self.triangles, self.excluded)
         # the pairs left out at rest keep a thin distance and the swept test where the cloth
@@ -241,27 +242,28 @@ class SelfCollision(Collider):
         self, positions: np.ndarray, grow: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_pairs_within`` for a small cloth: every point against every triangle's
-        bounding sphere in one (N, T) pass (a matrix product), the pairs allowed at rest
-        (``self._allowed``) kept, then their closest points. Below ``DENSE_PAIRS`` this is
-        a few large passes where the tree's walk is hundreds of small ones."""
+        bounding sphere in one (N, T) pass, the pairs allowed at rest (``self._allowed``)
+        kept, then their closest points. Below ``DENSE_PAIRS`` this is a few large passes
+        where the tree's walk is hundreds of small ones."""
         allowed = self._allowed
         assert allowed is not None
         xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
         centre, bound = _spheres(xs, self.triangles, grow)
-        # squared distances |p - c|^2 = |p|^2 - 2 p.c + |c|^2 about the cloth's middle; the
-        # bound is widened by the expansion's rounding (a pair too many goes on to the
-        # exact test below, none is lost)
-        mid = xs.mean(axis=1, keepdims=True)
-        p = (xs - mid).T  # (N, 3)
-        c = centre - mid  # (3, T)
-        pp = dot(p.T, p.T)
-        cc = dot(c, c)
-        d2 = p @ c
-        d2 *= np.float32(-2.0)
-        d2 += pp[:, None]
-        d2 += cc
-        rounding = np.float32(8.0 * np.finfo(np.float32).eps) * (pp.max() + cc.max())
-        near = d2 < bound + rounding
+        # squared distances to the centroids, summed axis by axis as the tree's sphere test
+        # does (the same bits); in buffers kept between queries (fresh (N, T) arrays cost
+        # more in page faults than the arithmetic), and no matrix product (BLAS would spin
+        # a second thread)
+        if self._dense_scratch is None:
+            shape = allowed.shape
+            self._dense_scratch = (np.empty(shape, np.float32), np.empty(shape, np.float32))
+        d2, e = self._dense_scratch
+        np.subtract(xs[0][:, None], centre[0], out=d2)
+        np.multiply(d2, d2, out=d2)
+        for k in (1, 2):
+            np.subtract(xs[k][:, None], centre[k], out=e)
+            np.multiply(e, e, out=e)
+            np.add(d2, e, out=d2)
+        near = np.less(d2, bound)
         near &= allowed
         self.raw_pairs = int(near.size)
         SCANS.self_spheres += int(near.size)
