@@ -4,6 +4,9 @@ triangle-triangle test)."""
 
 from __future__ import annotations
 
+import os
+import threading
+
 import numpy as np
 import pytest
 
@@ -236,6 +239,33 @@ def test_the_all_pairs_pass_gives_the_tree_search_bit_for_bit() -> None:
             assert want[0].size, name
             for a, b in zip(got, want, strict=True):
                 assert a.dtype == b.dtype and np.array_equal(a, b), (name, reach)
+
+
+def _other_threads_ticks() -> int:
+    """CPU clock ticks (user + system) of this process's threads other than this one."""
+    this, total = threading.get_native_id(), 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) != this:
+            with open(f"/proc/self/task/{tid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_the_all_pairs_pass_runs_on_one_thread() -> None:
+    # it was a matrix product, which OpenBLAS spread over a second thread that then spun:
+    # make demo's cape took 127 ms of CPU a 64 ms frame; 200 passes here gave the other
+    # thread 1.94 s of CPU (194 ticks), now none
+    n, h = 24, 0.02  # 576 points, 1,058 triangles: about the demo cape's pass
+    rest, shapes = _sheet_shapes(n, h)
+    collision = SelfCollision(grid_triangles(n, n), rest, np.ones(len(rest)), D, dense=True)
+    x = shapes["crumpled"]
+    collision._pairs_within(x, 2 * D)
+    before = _other_threads_ticks()
+    for _ in range(200):
+        collision._pairs_within(x, 2 * D)
+    assert _other_threads_ticks() - before <= 5
 
 
 def test_the_search_is_the_all_pairs_pass_up_to_a_million_pairs() -> None:
