@@ -10,6 +10,7 @@ from addon.sim import SimSettings, Simulator
 from addon.sim.rigid_carry import best_rigid_transform, carry, jump_too_far
 
 from .helpers import grid_model, structural_stretch
+from .threads import needs_proc, other_threads_ticks, settled_ticks
 
 
 def _turn(axis: tuple[float, float, float], degrees: float) -> np.ndarray:
@@ -104,3 +105,17 @@ def test_a_recovery_carries_the_good_state_to_the_pins() -> None:
     # the recovered state is the guard's new reference: the next frame is no explosion
     sim.step(pinned_targets=moved)
     assert sim.recoveries == 1
+
+
+@needs_proc
+def test_carry_runs_on_one_thread() -> None:
+    # a 40k x 3 x 3 product woke OpenBLAS's second thread; column updates do not
+    rng = np.random.default_rng(4)
+    pos = np.zeros((40_000, 4), dtype=np.float32)
+    pos[:, :3] = rng.uniform(-1.0, 1.0, (40_000, 3))
+    vel = np.zeros_like(pos)
+    turn = _turn((0.0, 0.0, 1.0), 90.0)
+    before = settled_ticks()
+    for _ in range(200):
+        carry(pos, vel, turn, np.zeros(3))
+    assert other_threads_ticks() - before <= 5

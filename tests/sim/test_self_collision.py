@@ -4,19 +4,17 @@ triangle-triangle test)."""
 
 from __future__ import annotations
 
-import os
-import threading
-
 import numpy as np
 import pytest
 
 from addon.sim import ClothModel, SimSettings, Simulator
 from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
-from addon.sim.self_collide.self_collision import SelfCollision, cheapest_slack
+from addon.sim.self_collide.self_collision import SelfCollision, cheapest_slack, moved_rigidly
 from addon.sim.xpbd.solver import XpbdSolver
 
 from .grids import quad_grid
 from .meshes import grid_triangles, intersecting_pairs
+from .threads import needs_proc, other_threads_ticks, settled_ticks
 
 D = 0.015
 
@@ -241,18 +239,7 @@ def test_the_all_pairs_pass_gives_the_tree_search_bit_for_bit() -> None:
                 assert a.dtype == b.dtype and np.array_equal(a, b), (name, reach)
 
 
-def _other_threads_ticks() -> int:
-    """CPU clock ticks (user + system) of this process's threads other than this one."""
-    this, total = threading.get_native_id(), 0
-    for tid in os.listdir("/proc/self/task"):
-        if int(tid) != this:
-            with open(f"/proc/self/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+@needs_proc
 def test_the_all_pairs_pass_runs_on_one_thread() -> None:
     # it was a matrix product, which OpenBLAS spread over a second thread that then spun:
     # make demo's cape took 127 ms of CPU a 64 ms frame; 200 passes here gave the other
@@ -262,10 +249,25 @@ def test_the_all_pairs_pass_runs_on_one_thread() -> None:
     collision = SelfCollision(grid_triangles(n, n), rest, np.ones(len(rest)), D, dense=True)
     x = shapes["crumpled"]
     collision._pairs_within(x, 2 * D)
-    before = _other_threads_ticks()
+    before = settled_ticks()
     for _ in range(200):
         collision._pairs_within(x, 2 * D)
-    assert _other_threads_ticks() - before <= 5
+    assert other_threads_ticks() - before <= 5
+
+
+@needs_proc
+def test_the_rigid_fit_of_a_big_cloth_runs_on_one_thread() -> None:
+    # its covariance and turn were matrix products: 40k points, 200 fits gave OpenBLAS's
+    # thread 132 ticks; the fit still takes out a turn and a shift exactly
+    rng = np.random.default_rng(2)
+    built = rng.uniform(-1.0, 1.0, (40_000, 3))
+    c, s = np.cos(0.3), np.sin(0.3)
+    here = built @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]).T + [0.5, -0.2, 0.1]
+    before = settled_ticks()
+    for _ in range(200):
+        moved = moved_rigidly(built, here)
+    assert other_threads_ticks() - before <= 5
+    assert np.abs(moved).max() < 1e-5
 
 
 def test_the_search_is_the_all_pairs_pass_up_to_a_million_pairs() -> None:

@@ -31,6 +31,7 @@ from ..collide.broad_phase import box_pairs
 from ..collide.candidates import Candidates
 from ..collide.colliders import Collider, Scratch
 from ..collide.scan_count import SCANS
+from ..mesh.affine import transform_points
 from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
@@ -514,10 +515,14 @@ def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
     cb, cx = b.mean(axis=0), x.mean(axis=0)
     b = b - cb
     x = x - cx
-    u, _, vt = np.linalg.svd(b.T @ x)
+    # the covariance and the turn without BLAS products, which wake OpenBLAS's second
+    # thread from ~40k points (``mesh/affine.py``)
+    u, _, vt = np.linalg.svd(np.einsum("ni,nj->ij", b, x))
     if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
         u[:, -1] = -u[:, -1]
-    moved = x @ (u @ vt).T - b  # here turned back onto built, minus built
+    turn = np.eye(4)
+    turn[:3, :3] = u @ vt
+    moved = transform_points(turn, x, np.float64) - b  # here turned back onto built, minus built
     return moved.astype(np.float32)
 
 
