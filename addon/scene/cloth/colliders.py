@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...sim import Collider, MeshCollider, Plane, Sphere
+from ...sim import Collider, MeshCollider, Plane, Sphere, transform_points
 
 if TYPE_CHECKING:
     import bpy
@@ -102,9 +102,8 @@ def evaluated_surface(
         mesh.loop_triangles.foreach_get("vertices", tris)
     finally:
         src.to_mesh_clear()
-    m = np.array(src.matrix_world, dtype=np.float64)
-    local = co.reshape(-1, 3).astype(np.float64)
-    world = local @ m[:3, :3].T + m[:3, 3]
+    # column updates, not ``@``: a big body's (V, 3) product wakes OpenBLAS's second thread
+    world = transform_points(np.array(src.matrix_world), co.reshape(-1, 3), np.float64)
     return world, tris.reshape(-1, 3).astype(np.int64)
 
 

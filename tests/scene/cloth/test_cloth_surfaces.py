@@ -153,3 +153,27 @@ def test_a_second_call_at_the_same_frame_keeps_the_surfaces_moving(physics) -> N
     hit = collider()
     assert hit._prev[:, 2].max() == pytest.approx(top_at_3)  # moving from frame 3's pose
     assert hit._cur[:, 2].max() > top_at_3 + 0.01
+
+
+def test_a_big_collider_is_posed_on_one_thread(physics) -> None:
+    # a 40k-vertex body's vertices went to world space by a (V, 3) matrix product, which
+    # OpenBLAS ran on a second thread that spun every frame (over a hundred clock ticks of
+    # another thread's CPU over 100 poses); the world positions are the matrix's
+    from xof.addon.scene.cloth.colliders import evaluated_surface
+
+    from ...sim.threads import needs_proc, other_threads_ticks, settled_ticks
+
+    if needs_proc.args[0]:
+        pytest.skip(needs_proc.kwargs["reason"])
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=199, y_subdivisions=199, size=2.0)
+    body = bpy.context.object
+    body.location, body.rotation_euler, body.scale = (1.0, -2.0, 0.5), (0.3, 0.2, 0.1), (2, 1, 3)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    world, _ = evaluated_surface(body, depsgraph)
+    local = np.array([v.co for v in body.data.vertices])
+    m = np.array(body.evaluated_get(depsgraph).matrix_world)
+    np.testing.assert_allclose(world, local @ m[:3, :3].T + m[:3, 3], rtol=0, atol=1e-6)
+    before = settled_ticks()
+    for _ in range(100):
+        evaluated_surface(body, depsgraph)
+    assert other_threads_ticks() - before <= 5
