@@ -32,3 +32,21 @@ def triangle_fan(count: int, radius: float = 1.0) -> tuple[np.ndarray, np.ndarra
     b = np.roll(a, -1)
     corners = np.stack([np.zeros(count, dtype=np.int64), a, b], axis=1).ravel()
     return positions, np.full(count, 3, dtype=np.int64), corners.astype(np.int64)
+
+
+def folded_over(
+    s: np.ndarray, fold: float, radius: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A strip bent over at arc length ``fold``: the ``y`` and ``z`` of each point at arc
+    length ``s`` when the rows past the fold go round a half circle of ``radius`` and come
+    back over the first part ``2 radius`` above it, and which points lie on top."""
+    arc = np.pi * radius
+    y, z = s.copy(), np.zeros_like(s)
+    bend = (s > fold) & (s < fold + arc)
+    angle = (s[bend] - fold) / radius
+    y[bend] = fold + radius * np.sin(angle)
+    z[bend] = radius - radius * np.cos(angle)
+    top = s >= fold + arc
+    y[top] = fold - (s[top] - fold - arc)
+    z[top] = 2 * radius
+    return y, z, top

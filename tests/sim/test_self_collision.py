@@ -12,7 +12,7 @@ from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, s
 from addon.sim.self_collide.self_collision import SelfCollision, cheapest_slack, moved_rigidly
 from addon.sim.xpbd.solver import XpbdSolver
 
-from .grids import quad_grid
+from .grids import folded_over, quad_grid
 from .meshes import grid_triangles, intersecting_pairs
 from .threads import needs_proc, other_threads_ticks, settled_ticks
 
@@ -55,16 +55,7 @@ def _folded_sheet(nx: int = 15, ny: int = 31, h: float = 0.04, r: float = 0.03):
     positions, sizes, corners = quad_grid(nx, ny, h * (nx - 1))
     s = positions[:, 1].copy()  # arc length along the strip
     fold = 0.52
-    arc = np.pi * r
-    y, z = s.copy(), np.zeros_like(s)
-    bend = (s > fold) & (s < fold + arc)
-    angle = (s[bend] - fold) / r
-    y[bend] = fold + r * np.sin(angle)
-    z[bend] = r - r * np.cos(angle)
-    top = s >= fold + arc
-    y[top] = fold - (s[top] - fold - arc)
-    z[top] = 2 * r
-    positions[:, 1], positions[:, 2] = y, z
+    positions[:, 1], positions[:, 2], _ = folded_over(s, fold, r)
     springs, kinds = merge_with_kinds(
         face_edges(sizes, corners),
         shear_springs(sizes, corners),
@@ -190,13 +181,7 @@ def _sheet_shapes(n: int, h: float):
         shapes[f"rolled {radius}"] = np.stack(
             [width, radius * np.sin(angle), radius * (1 - np.cos(angle)) + 0.0015 * angle], 1
         )
-    fold, radius = 0.5 * s.max(), 0.006  # folded flat over itself
-    y, z = s.copy(), np.zeros_like(s)
-    bend = (s > fold) & (s < fold + np.pi * radius)
-    angle = (s[bend] - fold) / radius
-    y[bend], z[bend] = fold + radius * np.sin(angle), radius * (1 - np.cos(angle))
-    top = s >= fold + np.pi * radius
-    y[top], z[top] = fold - (s[top] - fold - np.pi * radius), 2 * radius
+    y, z, _ = folded_over(s, 0.5 * s.max(), 0.006)  # folded flat over itself
     shapes["folded"] = np.stack([width, y, z], 1)
     shapes["crumpled"] = 0.3 * rest + np.random.default_rng(5).normal(0.0, 0.004, rest.shape)
     return rest, shapes

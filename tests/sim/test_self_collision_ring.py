@@ -14,7 +14,7 @@ import numpy as np
 from addon.sim.self_collide.self_collision import SelfCollision
 from addon.sim.xpbd.solver import XpbdSolver
 
-from .grids import quad_grid
+from .grids import folded_over, quad_grid
 from .meshes import grid_triangles, intersecting_pairs
 
 D = 0.015
@@ -28,15 +28,7 @@ def _hem(radius: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     rest, _, _ = quad_grid(NX, NY, H * (NX - 1))
     s = rest[:, 1].copy()  # arc length along the strip
     fold = FOLD_ROW * H
-    arc = np.pi * radius
-    y, z = s.copy(), np.zeros_like(s)
-    bend = (s > fold) & (s < fold + arc)
-    angle = (s[bend] - fold) / radius
-    y[bend] = fold + radius * np.sin(angle)
-    z[bend] = radius - radius * np.cos(angle)
-    top = s >= fold + arc
-    y[top] = fold - (s[top] - fold - arc)
-    z[top] = 2 * radius
+    y, z, top = folded_over(s, fold, radius)
     return rest, np.stack([rest[:, 0], y, z], 1), top, np.where(s <= fold, 0.0, 1.0)
 
 
