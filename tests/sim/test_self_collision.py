@@ -9,7 +9,8 @@ import pytest
 
 from addon.sim import ClothModel, SimSettings, Simulator
 from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
-from addon.sim.self_collide.self_collision import SelfCollision, cheapest_slack, moved_rigidly
+from addon.sim.self_collide.self_collision import SelfCollision
+from addon.sim.self_collide.slack import cheapest_slack, moved_rigidly
 from addon.sim.xpbd.solver import XpbdSolver
 
 from .grids import folded_over, quad_grid
@@ -257,9 +258,9 @@ def test_the_rigid_fit_of_a_big_cloth_runs_on_one_thread() -> None:
 
 def test_the_search_is_the_all_pairs_pass_up_to_a_million_pairs() -> None:
     rest, _, _ = quad_grid(20, 20, 0.1)  # 400 points, 722 triangles: 288,800 pairs
-    assert SelfCollision(grid_triangles(20, 20), rest, np.ones(400), D)._allowed is not None
+    assert SelfCollision(grid_triangles(20, 20), rest, np.ones(400), D)._all_pairs is not None
     rest, _, _ = quad_grid(40, 40, 0.2)  # 1,600 points, 3,042 triangles: 4.9M pairs
-    assert SelfCollision(grid_triangles(40, 40), rest, np.ones(1600), D)._allowed is None
+    assert SelfCollision(grid_triangles(40, 40), rest, np.ones(1600), D)._all_pairs is None
 
 
 def test_a_flat_sheet_squeezed_or_tilted_looks_at_no_pair() -> None:

@@ -31,21 +31,17 @@ from ..collide.broad_phase import box_pairs
 from ..collide.candidates import Candidates
 from ..collide.colliders import Collider, Scratch
 from ..collide.scan_count import SCANS
-from ..mesh.affine import transform_points
 from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
 from ..settings import SimSettings
+from .all_pairs import AllPairs
 from .patch_tree import PatchTree
 from .rest_ring import RestRing
+from .slack import SLACK_MAX, cheapest_slack, farthest2, moved_rigidly, slack_for
 from .tangles import TangleFinder
 
 TINY_DISTANCE = 1e-9
-SLACK_MIN, SLACK_MAX = 0.25, 0.5  # bounds of the slack, in distances
-SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's motion
-# a query's fixed cost (the tree walk, the cloth-wide arrays) in pairs a point, for the
-# choice of the slack (``cheapest_slack``)
-QUERY_PAIRS_PER_POINT = 4.0
 # pairs closer than this at rest (in distances) are never candidates: the distance plus
 # twice the largest slack, so a flat cloth, however fine, has no pairs until it folds
 EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
@@ -112,10 +108,7 @@ class SelfCollision(Collider):
         if dense is None:
             dense = len(rest) * len(self.triangles) <= DENSE_PAIRS
         # (N, T): the point is no corner of the triangle and beyond the exclusion at rest
-        self._allowed = None
-        self._dense_scratch: tuple[np.ndarray, np.ndarray] | None = None
-        if dense:
-            self._allowed = allowed_at_rest(self._rest, self.triangles, self.excluded)
+        self._all_pairs = AllPairs(self._rest, self.triangles, self.excluded) if dense else None
         # the pairs left out at rest keep a thin distance and the swept test where the cloth
         # creases (a tight fold's rows do not cross); only where the exclusion reaches past
         # an edge: on a coarser mesh (a game cape) those pairs are adjacent triangles', which
@@ -133,7 +126,7 @@ class SelfCollision(Collider):
         The patch tree names the leaf pairs where such pairs may be; their point-triangle
         pairs then go through the other leaf's box, the triangles' bounding spheres now and
         at rest (most pairs are decided there), the rest distance and the closest point."""
-        if self._allowed is not None:
+        if self._all_pairs is not None:
             return self._dense_pairs_within(positions, grow)
         tree = self.tree
         excluded = self.excluded
@@ -243,29 +236,14 @@ class SelfCollision(Collider):
         self, positions: np.ndarray, grow: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_pairs_within`` for a small cloth: every point against every triangle's
-        bounding sphere in one (N, T) pass, the pairs allowed at rest (``self._allowed``)
-        kept, then their closest points. Below ``DENSE_PAIRS`` this is a few large passes
+        bounding sphere in one (N, T) pass, the pairs allowed at rest kept (``all_pairs``),
+        then their closest points. Below ``DENSE_PAIRS`` this is a few large passes
         where the tree's walk is hundreds of small ones."""
-        allowed = self._allowed
-        assert allowed is not None
+        all_pairs = self._all_pairs
+        assert all_pairs is not None
         xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
         centre, bound = _spheres(xs, self.triangles, grow)
-        # squared distances to the centroids, summed axis by axis as the tree's sphere test
-        # does (the same bits); in buffers kept between queries (fresh (N, T) arrays cost
-        # more in page faults than the arithmetic), and no matrix product (BLAS would spin
-        # a second thread)
-        if self._dense_scratch is None:
-            shape = allowed.shape
-            self._dense_scratch = (np.empty(shape, np.float32), np.empty(shape, np.float32))
-        d2, e = self._dense_scratch
-        np.subtract(xs[0][:, None], centre[0], out=d2)
-        np.multiply(d2, d2, out=d2)
-        for k in (1, 2):
-            np.subtract(xs[k][:, None], centre[k], out=e)
-            np.multiply(e, e, out=e)
-            np.add(d2, e, out=d2)
-        near = np.less(d2, bound)
-        near &= allowed
+        near = all_pairs.near(xs, centre, bound)
         self.raw_pairs = int(near.size)
         SCANS.self_spheres += int(near.size)
         point, tri = np.divmod(np.flatnonzero(near), near.shape[1])  # 5x np.nonzero's speed
@@ -440,9 +418,9 @@ class SelfCollision(Collider):
             # standing still is a rigid motion too: the plain motion first (a few calls), the
             # best fit (an SVD, ~80 calls) only when that is beyond the slack
             slack2 = self._slack * self._slack
-            if _farthest2(pos[:, :3] - pairs.built) <= slack2:
+            if farthest2(pos[:, :3] - pairs.built) <= slack2:
                 return pairs if pairs.count else None
-            if _farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
+            if farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
                 return pairs if pairs.count else None
         upper = slack_for(pos, prev, d)
         slack = cheapest_slack(upper, d, self._reached, self._slack, self.point_count)
@@ -459,27 +437,6 @@ class SelfCollision(Collider):
         pairs.refresh(pos, None, self._ids, query)
         self.rebuilds += 1
         return pairs if pairs.count else None
-
-
-def allowed_at_rest(rest: np.ndarray, triangles: np.ndarray, excluded: float) -> np.ndarray:
-    """``(N, T)`` bool: point ``i`` is no corner of triangle ``t`` and its closest point on
-    it at ``rest`` ``(3, N)`` float32 is at least ``excluded`` away (the test the tree's
-    search makes, in the same float32 arithmetic), a block of points at a time."""
-    n, t = rest.shape[1], len(triangles)
-    allowed = np.zeros((n, t), dtype=bool)
-    ex2 = np.float32(excluded * excluded)
-    corners = [rest[:, triangles[:, k]] for k in range(3)]
-    block = max(1, 65536 // max(t, 1))
-    for start in range(0, n, block):
-        ids = np.arange(start, min(start + block, n))
-        p = np.repeat(rest[:, ids], t, axis=1)
-        q, _, _ = closest_points(p, *(np.tile(c, len(ids)) for c in corners))
-        e = p - q
-        far = (dot(e, e) >= ex2).reshape(len(ids), t)
-        for k in range(3):
-            far &= triangles[:, k][None, :] != ids[:, None]
-        allowed[ids] = far
-    return allowed
 
 
 def _distinct(tri: np.ndarray) -> np.ndarray:
@@ -503,67 +460,6 @@ def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -
     edge = median_edge(triangles, rest) / distance
     ramp = np.clip((COARSE_EDGE - edge) / (COARSE_EDGE - FINE_EDGE), 0.0, 1.0)
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
-
-
-def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
-    """Each point's motion ``(N, 3)`` float32 from ``built`` to ``here`` (``(N, 3)``) after
-    the best-fit rigid motion of all of them is taken out (Kabsch: the rotation from the
-    SVD of the covariance). Any rotation would do for the pairs' distances, which no
-    rotation or shift changes; the best fit leaves the least motion to count."""
-    b = np.asarray(built, dtype=np.float64)
-    x = np.asarray(here, dtype=np.float64)
-    cb, cx = b.mean(axis=0), x.mean(axis=0)
-    b = b - cb
-    x = x - cx
-    # the covariance and the turn without BLAS products, which wake OpenBLAS's second
-    # thread from ~40k points (``mesh/affine.py``)
-    u, _, vt = np.linalg.svd(np.einsum("ni,nj->ij", b, x))
-    if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
-        u[:, -1] = -u[:, -1]
-    turn = np.eye(4)
-    turn[:3, :3] = u @ vt
-    moved = transform_points(turn, x, np.float64) - b  # here turned back onto built, minus built
-    return moved.astype(np.float32)
-
-
-def _farthest2(moved: np.ndarray) -> float:
-    """The largest squared length of ``(N, 3)`` rows."""
-    moved = moved * moved
-    return float((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0))
-
-
-def cheapest_slack(
-    upper: float, scale: float, reached: np.ndarray | None, last: float, points: int
-) -> float:
-    """The slack between ``SLACK_MIN`` times ``scale`` and ``upper`` with the least query
-    cost a substep: (a query's fixed cost + its pairs) over the slack (how long its pairs
-    last), the pairs within each reach counted from the last query's sorted distances
-    ``reached`` (found within ``scale + 2 last``) and, beyond that reach, grown at the rate
-    they grew over its last 15 %. A crumpled cloth has many pairs just beyond the distance:
-    there a smaller slack and more frequent queries cost less; a sparse one keeps ``upper``."""
-    low = SLACK_MIN * scale
-    if reached is None or upper <= low or last <= 0.0:
-        return upper
-    slack = np.linspace(low, upper, 6)
-    reach = scale + 2.0 * slack
-    last_reach = scale + 2.0 * last
-    within = np.searchsorted(reached, reach).astype(np.float64)
-    total = float(reached.size)
-    inner = float(np.searchsorted(reached, 0.85 * last_reach))
-    rate = np.clip(np.log(max(total, 1.0) / max(inner, 1.0)) / -np.log(0.85), 3.0, 12.0)
-    beyond = reach > last_reach
-    within[beyond] = total * (reach[beyond] / last_reach) ** rate
-    cost = (QUERY_PAIRS_PER_POINT * points + within) / slack
-    return float(slack[int(np.argmin(cost))])
-
-
-def slack_for(pos: np.ndarray, prev: np.ndarray, scale: float) -> float:
-    """How far points may move before pairs are found again: a few substeps of the fastest
-    point's motion, between ``SLACK_MIN`` and ``SLACK_MAX`` times ``scale``."""
-    moved = np.asarray(pos[:, :3] - prev[:, :3], dtype=np.float32)
-    moved *= moved
-    step = float(np.sqrt((moved[:, 0] + moved[:, 1] + moved[:, 2]).max(initial=0.0)))
-    return min(max(SLACK_STEPS * step, SLACK_MIN * scale), SLACK_MAX * scale)
 
 
 def _spheres(xs: np.ndarray, triangles: np.ndarray, grow: float) -> tuple[np.ndarray, np.ndarray]:
