@@ -107,8 +107,9 @@ class Conversion:
         computed in float64 and rounded once."""
         source = np.asarray(uv).reshape(-1, 2)
         out = np.empty(source.shape, dtype=np.float32 if single else np.float64)
-        out[:, 0] = source[:, 0]
-        np.subtract(1.0, source[:, 1], out=out[:, 1], dtype=np.float64, casting="same_kind")
+        with np.errstate(over="ignore", invalid="ignore"):  # past float32: inf, reported later
+            out[:, 0] = source[:, 0]
+            np.subtract(1.0, source[:, 1], out=out[:, 1], dtype=np.float64, casting="same_kind")
         return out
 
 

@@ -139,6 +139,20 @@ def _file_normals(
     return unit, bad, "POINT", None
 
 
+def _finite_uvs(values: np.ndarray, label: str) -> list[str]:
+    """Set the vertices' UVs ``(V, 2)`` that are not finite (NaN, infinite, or past float32)
+    to (0, 0) in place; a warning saying how many and which, or none."""
+    bad = np.flatnonzero(~np.isfinite(values).all(axis=1))
+    if not bad.size:
+        return []
+    values[bad] = 0.0
+    which = ", ".join(str(int(i)) for i in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    return [
+        f"{label}: {len(bad)} UV(s) not finite (NaN, infinite or too large): set to (0, 0) "
+        f"(vertex {which})"
+    ]
+
+
 def _uv_sets(data: MeshData) -> list[np.ndarray]:
     """Every per-vertex UV set: MeshTextureCoords, then DeclData texture coordinates."""
     sets = [np.asarray(uv, dtype=np.float64) for uv in data.uv_sets]
@@ -201,14 +215,9 @@ def build_mesh(
                 if layer is None:  # Blender holds at most 8 UV maps
                     warnings.append(f"mesh {label!r}: UV sets past Blender's 8: skipped")
                     break
-                _set_attr(
-                    mesh,
-                    layer.name,
-                    "FLOAT2",
-                    "CORNER",
-                    "vector",
-                    conv.uvs(uv, single=True)[corners_b],
-                )
+                values = conv.uvs(uv, single=True)
+                warnings += _finite_uvs(values, f"mesh {label!r}: UV set {i}")
+                _set_attr(mesh, layer.name, "FLOAT2", "CORNER", "vector", values[corners_b])
 
         if options.use_colors and data.colors is not None:
             colors = np.asarray(data.colors, dtype=np.float64)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,27 @@ def test_a_repeated_face_leaves_a_mesh_validate_does_not_change():
     assert len(mesh.polygons) == len(CUBE_FACES)
     assert mesh.validate() is False  # nothing left for Blender to fix
     assert any("2 face(s) repeating" in w for w in ctx.result.warnings)
+
+
+def test_uvs_not_finite_are_zero_with_a_warning_and_no_numpy_warning():
+    # found by the import fuzz: a UV of 1e39 (past float32) overflowed in ``1 - v`` with a
+    # RuntimeWarning on the console, and infinite / NaN UVs went into the mesh
+    uv = np.tile([0.25, 0.5], (8, 1))
+    uv[2] = [np.nan, 0.5]
+    uv[5] = [0.25, 1e39]
+    uv[6] = [-np.inf, 0.75]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning fails the test
+        ctx = build_scene(SceneData(meshes=[cube_data(uv_sets=[uv])]))
+    mesh = ctx.result.meshes[0]
+    got = np.array([d.vector for d in mesh.uv_layers[0].uv])
+    loop_verts = np.array([lp.vertex_index for lp in mesh.loops])
+    bad = np.isin(loop_verts, [2, 5, 6])
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got[bad], 0.0)
+    np.testing.assert_allclose(got[~bad], np.tile([0.25, 0.5], ((~bad).sum(), 1)), atol=1e-7)
+    said = [w for w in ctx.result.warnings if "UV" in w and "not finite" in w]
+    assert said == [
+        "mesh 'Cube': UV set 0: 3 UV(s) not finite (NaN, infinite or too large): set to (0, 0) "
+        "(vertex 2, 5, 6)"
+    ], ctx.result.warnings
