@@ -91,8 +91,10 @@ class Conversion:
         return self._apply(points, self.scale, single)
 
     def directions(self, vectors: np.ndarray, single: bool = False) -> np.ndarray:
-        """(n, 3) file normals/directions -> Blender (no scale; ``L`` is orthonormal)."""
-        return self._apply(vectors, 1.0, single)
+        """(n, 3) file normals/directions -> Blender (no scale; ``L`` is orthonormal). Values
+        past float32 become infinite without numpy's warning: callers check for them."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._apply(vectors, 1.0, single)
 
     def matrix(self, m: np.ndarray) -> np.ndarray:
         """A file 4x4 row-vector matrix -> Blender 4x4 column-vector matrix."""
