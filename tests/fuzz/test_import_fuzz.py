@@ -44,6 +44,15 @@ Mesh B { 3; 0;0;1;, 1;0;1;, 0;1;1;; 1; 3;0,1,2;; }
 MorphAnimationSet M { 2; 0; "A";, 3.5e38; "B";; }
 """
 
+LATE_KEY = b"""xof 0303txt 0032
+AnimTicksPerSecond { 1; }
+Frame F {
+ FrameTransformMatrix { 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1;; }
+ Mesh M { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;; }
+}
+AnimationSet A { Animation { { F } AnimationKey { 2; 2; 0;3;0,0,0;;, 4294967295;3;1,0,0;;; } } }
+"""
+
 HUGE_ORIGINAL_VERTICES = b"""xof 0303txt 0032
 Mesh Tri { 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;
  VertexDuplicationIndices { 3; 99999999999; 0,1,2; } }
@@ -79,6 +88,17 @@ def test_morph_key_at_3e38_ms_clamps_the_scene_end(tmp_path: Path) -> None:
     path.write_bytes(HUGE_MORPH_TIME)
     assert bpy.ops.import_scene.x(filepath=str(path)) == {"FINISHED"}
     assert bpy.context.scene.frame_end == 1048574  # Blender's MAXFRAME
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def test_a_key_past_blenders_last_frame_clamps_the_scene_range(tmp_path: Path) -> None:
+    """ValueError from animation.build_actions (found by the import fuzz): a key at
+    4294967295 ticks, 1 tick a second, is frame ~1e11, past the int of Scene.frame_end."""
+    path = tmp_path / "late.x"
+    path.write_bytes(LATE_KEY)
+    assert bpy.ops.import_scene.x(filepath=str(path)) == {"FINISHED"}
+    scene = bpy.context.scene
+    assert (scene.frame_start, scene.frame_end) == (0, 1048574)  # Blender's MAXFRAME
     bpy.ops.wm.read_homefile(use_empty=True)
 
 

@@ -42,6 +42,7 @@ from .key_sampling import (
 )
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
+MAX_FRAME = 1048574  # Blender's last frame (MAXFRAME)
 
 
 @dataclass(eq=False)
@@ -462,6 +463,14 @@ def build_actions(
     if set_scene_range and ranges:
         first = min(r[0] for r in ranges)
         last = max(r[1] for r in ranges)
-        blender_scene.frame_start = int(np.floor(first))
-        blender_scene.frame_end = max(int(np.ceil(last)), blender_scene.frame_start + 1)
+        # within Blender's frames (0 .. MAX_FRAME): a key time past them would not fit the
+        # property's int and fail the import
+        start = int(np.clip(np.floor(first), 0, MAX_FRAME - 1))
+        end = int(np.clip(np.ceil(last), start + 1, MAX_FRAME))
+        if (start, end) != (np.floor(first), max(np.ceil(last), np.floor(first) + 1)):
+            warnings.append(
+                f"the animation's frames {first:g} .. {last:g} run past Blender's "
+                f"0 .. {MAX_FRAME}: the scene's range set to {start} .. {end}"
+            )
+        blender_scene.frame_start, blender_scene.frame_end = start, end
     return [b.action for b, _ in built], warnings

@@ -252,6 +252,8 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         if not gaps:
             return None
         steps = np.concatenate(gaps)
+    if not np.isfinite(steps).all():  # times past float64 (1e308 ticks): no rate to see
+        return None
     if len(steps) and bool((steps == steps[0]).all()):
         steps = steps[:1]  # evenly spaced keys (the usual case): the tests below on one gap
     if np.any(np.abs(steps - np.rint(steps)) > 1e-6):
