@@ -15,6 +15,7 @@ import bpy
 import numpy as np
 
 from ...xfile.errors import printable
+from ..anim.animation import MAX_FRAME
 from . import actions as morph_actions
 from .phonemes import parse_map, phoneme_curves, read_sequence
 
@@ -76,7 +77,8 @@ def import_lipsync(ctx: BuildContext) -> None:
             morph_actions.make_active(key, action, slot)
             played = True
             if ctx.options.animation.scene_timing and not ctx.scene.animation_sets:
-                scene.frame_end = max(int(np.ceil(curves.end_frame)), scene.frame_start + 1)
+                end = np.clip(np.ceil(curves.end_frame), scene.frame_start + 1, MAX_FRAME)
+                scene.frame_end = int(end)  # a time past Blender's last frame: its last
         else:
             morph_actions.push_to_nla(key, action, slot, curves.name)
         ctx.scene.extras.remove(obj)

@@ -111,3 +111,16 @@ def test_a_broken_sequence_is_reported_with_its_place(face, tmp_path):
     assert any(w.startswith("bad.x:") and "not (n, 3)" in w for w in result.warnings), (
         result.warnings
     )
+
+
+def test_a_phoneme_past_blenders_last_frame_ends_the_scene_there(face, tmp_path):
+    """A file declaring the times as FLOAT: a phoneme ending at 3e38 ms made Scene.frame_end
+    an int past the property's (the import failed)."""
+    text = lipsync_text([(0, 0, 100), (1, 100, "3e38")]).replace(
+        "DWORD StartTime;\n DWORD EndTime;", "FLOAT StartTime;\n FLOAT EndTime;"
+    )
+    path = tmp_path / "late.x"
+    path.write_text(text, encoding="ascii")
+    importer.import_files([path], importer.ImportOptions())
+    assert face.data.shape_keys.animation_data.action.name == "Hello"
+    assert bpy.context.scene.frame_end == 1048574  # Blender's MAXFRAME
