@@ -80,7 +80,13 @@ def split_keys(anim: AnimationData) -> KeyParts:
         if not len(times):
             continue
         if track.key_type == 0:
-            norm = np.linalg.norm(values, axis=1)
+            with np.errstate(over="ignore"):
+                norm = np.linalg.norm(values, axis=1)
+            huge = np.isinf(norm)  # finite values past 1e154 square past float64
+            if huge.any():
+                values = values.copy()
+                values[huge] /= np.abs(values[huge]).max(axis=1, keepdims=True)
+                norm[huge] = np.linalg.norm(values[huge], axis=1)
             good = norm > 1e-12
             if np.all(good):
                 parts.rot = (times, values / norm[:, None])
@@ -127,13 +133,17 @@ def split_all(anims: list[AnimationData]) -> list[KeyParts]:
     if not (np.isfinite(times).all() and ((times[1:] > times[:-1]) | first[1:]).all()):
         return [split_keys(anim) for anim in anims]
     rot = [i for i, t in enumerate(tracks) if t.key_type == 0]
-    # a sum or norm is finite only if every value is (overflow just takes the slow path)
-    if not math.isfinite(sum(float(t.values.sum()) for t in tracks if t.key_type != 0)):
+    # a sum or norm is finite only if every value is (overflow, not reported by numpy, just
+    # takes the slow path, which says what it drops)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = sum(float(t.values.sum()) for t in tracks if t.key_type != 0)
+    if not math.isfinite(total):
         return [split_keys(anim) for anim in anims]
     unit = np.zeros((0, 4))
     if rot:
         quats = np.concatenate([tracks[i].values for i in rot])
-        norm = quat_norm(quats)  # np.linalg.norm's, bit for bit
+        with np.errstate(over="ignore"):
+            norm = quat_norm(quats)  # np.linalg.norm's, bit for bit
         if not ((norm > 1e-12) & (norm < np.inf)).all():
             return [split_keys(anim) for anim in anims]
         unit = quats / norm[:, None]

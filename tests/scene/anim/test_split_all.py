@@ -6,6 +6,8 @@ unusual key sends the whole set track by track. Either way the parts are bit-equ
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from xof.addon.scene.anim.key_sampling import KeyParts, split_all, split_keys
@@ -73,3 +75,17 @@ def test_unusual_keys_fall_back(spoil: str) -> None:
     want = [split_keys(a) for a in anims]
     assert any(p.warnings for p in want) == (spoil in ("nan_time", "inf_value", "narrow"))
     _assert_equal(split_all(anims), want)
+
+
+def test_a_rotation_key_past_1e154_is_normalised_without_a_numpy_warning() -> None:
+    # found by the import fuzz: its squares overflowed (numpy's warning on the console) and
+    # the key became (0, 0, 0, 0), no rotation at all; its direction is (1, 0, 0, 1) / sqrt 2
+    quats = np.array([[1.0, 0.0, 0.0, 0.0], [1e200, 0.0, 0.0, -1e200]])
+    anims = [AnimationData("b", [KeyTrack(0, np.array([0.0, 10.0]), quats)])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = split_all(anims)
+    times, unit = got[0].rot
+    np.testing.assert_array_equal(times, [0.0, 10.0])
+    np.testing.assert_allclose(unit, [[1, 0, 0, 0], [0.5**0.5, 0, 0, -(0.5**0.5)]], rtol=1e-15)
+    _assert_equal(got, [split_keys(a) for a in anims])
