@@ -281,8 +281,9 @@ def read_cloth_inputs(
         if use_shear:
             parts.append(shear_springs(sizes, corners, n))
             kinds.append(int(SpringKind.SHEAR))
-        if use_bend:
-            parts.append(bend_springs(sizes, corners, rest, exclude=structural))
+        if use_bend:  # a non-finite rest point is measured where the model holds it
+            held = np.where(np.isfinite(rest).all(axis=1)[:, None], rest, 0.0)
+            parts.append(bend_springs(sizes, corners, held, exclude=structural))
             kinds.append(int(SpringKind.BEND))
     springs, source = merge_with_kinds(*parts)
     kind_of_source = np.asarray(kinds, dtype=np.uint8)

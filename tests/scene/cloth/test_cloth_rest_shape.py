@@ -197,6 +197,7 @@ def test_a_nan_rest_point_does_not_rebuild_the_solver_every_frame(cloth) -> None
     assert positions(cloth)[[20, 43]].tobytes() == np.full((2, 3), np.nan, np.float32).tobytes()
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's, on the console
 def test_an_inf_rest_point_is_reported_once_for_what_it_is(cloth) -> None:
     """Issue 34, item 19: a free point with an inf rest position was reported on every frame
     as "1 non-finite pinned targets ignored", although the user pinned nothing there. It is
@@ -246,6 +247,7 @@ def test_a_tampered_saved_cache_drops_its_nan_frames(cloth, tmp_path) -> None:
     np.testing.assert_allclose(again[7], shown[7], atol=1e-3)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's, on the console
 def test_a_soft_body_keeps_its_shape_pull_beside_an_inf_rest_point(cloth) -> None:
     """Issue 34, item 19, on a hooked soft body: the inf rest point's NaN goal voided the
     whole shape target on every frame ("non-finite shape targets ignored"); only the point
