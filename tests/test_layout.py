@@ -29,6 +29,7 @@ BPY_MODULES = {"bpy", "bpy_extras", "mathutils", "bmesh", "addon_utils", "gpu"}
 #: addon/scene's numpy planners and other bpy-free modules (with addon/xfile and addon/sim)
 SCENE_WITHOUT_BPY = (
     "imp.convert",
+    "imp.finite",
     "imp.faces",
     "imp.options",
     "rig.skeleton",

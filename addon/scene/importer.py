@@ -29,6 +29,7 @@ from .imp.context import (
     ImportResult,
 )
 from .imp.extras import EXTRAS_STEP
+from .imp.finite import finite_matrices
 from .imp.frames import HierarchyBuilder
 from .imp.materials import MaterialCache
 from .imp.meshes import build_mesh, finite_positions
@@ -72,6 +73,7 @@ def build_scene(
     )  # fmt: skip
     result.warnings.extend(scene.warnings)
     result.warnings.extend(finite_positions(scene, conv.scale))
+    result.warnings.extend(finite_matrices(scene))
     folder = os.path.dirname(os.path.abspath(filepath)) if filepath else None
     textures = TextureLoader(folder, options.files.texture_folders, images)
     materials = MaterialCache(textures)

@@ -44,6 +44,16 @@ Mesh B { 3; 0;0;1;, 1;0;1;, 0;1;1;; 1; 3;0,1,2;; }
 MorphAnimationSet M { 2; 0; "A";, 3.5e38; "B";; }
 """
 
+ORIGINAL_COUNT_RECORD = b"""xof 0303txt 0032
+template Pair { DWORD a; DWORD b; }
+template VertexDuplicationIndices { <B8D65549-D7C9-4995-89CF-53A9A8B031E3>
+ DWORD nIndices; Pair nOriginalVertices; array DWORD indices[nIndices]; }
+Mesh Tri {
+ 3; 0;0;0;, 1;0;0;, 0;1;0;; 1; 3;0,1,2;;
+ VertexDuplicationIndices { 3; 1; 2;; 0, 1, 2; }
+}
+"""
+
 LATE_KEY = b"""xof 0303txt 0032
 AnimTicksPerSecond { 1; }
 Frame F {
@@ -80,6 +90,19 @@ def test_duplication_indices_of_a_declared_record_template_are_skipped(tmp_path:
     status, detail = import_one(bpy, DUPLICATION_RECORDS, tmp_path / "dup.x")
     assert status == "ok", detail
     assert "Tri" in bpy.data.meshes or len(bpy.data.meshes) == 0  # read_homefile after ok
+
+
+def test_an_original_vertex_count_that_is_a_record_is_not_stored(tmp_path: Path) -> None:
+    """TypeError from meshes._set_duplication_indices (found by the import fuzz): a
+    file-declared template made nOriginalVertices a record (a dict), not a count."""
+    path = tmp_path / "dup.x"
+    path.write_bytes(ORIGINAL_COUNT_RECORD)
+    assert bpy.ops.import_scene.x(filepath=str(path)) == {"FINISHED"}
+    mesh = bpy.data.meshes["Tri"]
+    assert "xof_original_vertices" not in mesh
+    values = [v.value for v in mesh.attributes["xof_duplication_index"].data]
+    assert values == [0, 1, 2]
+    bpy.ops.wm.read_homefile(use_empty=True)
 
 
 def test_morph_key_at_3e38_ms_clamps_the_scene_end(tmp_path: Path) -> None:

@@ -40,9 +40,9 @@ from .key_sampling import (
     split_keys,
     ticks_are_frames,
 )
+from .timing import MAX_FRAME
 
 DEFAULT_TICKS_PER_SECOND = 4800.0
-MAX_FRAME = 1048574  # Blender's last frame (MAXFRAME)
 
 
 @dataclass(eq=False)

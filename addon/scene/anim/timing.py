@@ -19,6 +19,7 @@ DEFAULT_TICKS_PER_SECOND = 4800.0
 #: under Auto, a file without a tick rate whose longest set lasts less than this at 4,800
 #: ticks/s counts its ticks in frames
 FRAMES_BELOW_SECONDS = 1.0
+MAX_FRAME = 1048574  # Blender's last frame (MAXFRAME): a scene's range ends by it
 
 AUTO = "AUTO"  # the file's value, else 4,800 or frames (see the module docstring)
 FILE = "FILE"  # the file's value, else 4,800 (D3DX)

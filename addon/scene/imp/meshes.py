@@ -346,7 +346,8 @@ def _set_duplication_indices(mesh: bpy.types.Mesh, data: MeshData) -> None:
             _set_attr(
                 mesh, "xof_duplication_index", "INT", "POINT", "value", values.astype(np.int32)
             )
-            original = int(child.get("nOriginalVertices", len(values)))
-            if 0 <= original < 2**31:  # an ID property holds a C int
-                mesh["xof_original_vertices"] = original
+            original = child.get("nOriginalVertices", len(values))
+            # an ID property holds a C int; a file-declared template may make it anything
+            if isinstance(original, (int, np.integer)) and 0 <= original < 2**31:
+                mesh["xof_original_vertices"] = int(original)
         return

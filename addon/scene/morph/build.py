@@ -13,6 +13,7 @@ import bpy
 import numpy as np
 
 from ...xfile.views.model import MeshData, SceneData
+from ..anim.timing import MAX_FRAME
 from . import actions as morph_actions
 from .plan import MorphGroup, meshes_by_name, plan_morphs, set_curves
 from .shape_keys import add_shape_key, ensure_basis, file_to_blender_positions
@@ -84,8 +85,8 @@ def build_morphs(
             if index == 0:
                 morph_actions.make_active(key, action, slot)
                 ends.append(curves.end_frame)
-                if curves.end_frame > scene.frame_end:  # Blender's last frame is 1048574
-                    scene.frame_end = int(np.ceil(min(curves.end_frame, 1048574.0)))
+                if curves.end_frame > scene.frame_end:
+                    scene.frame_end = int(np.ceil(min(curves.end_frame, MAX_FRAME)))
             else:
                 until = float(scene.frame_end) if curves.loop else None
                 morph_actions.push_to_nla(key, action, slot, curves.name, repeat_until=until)
@@ -96,7 +97,7 @@ def build_morphs(
                 consumed.append(other)
     if options.set_scene_range and ends:
         scene.frame_start = int(np.floor(start))
-        last = int(np.ceil(min(max(ends), 1048574.0)))
+        last = int(np.ceil(min(max(ends), MAX_FRAME)))
         scene.frame_end = max(last, scene.frame_start + 1)
     if not options.keep_targets:
         for other in consumed:

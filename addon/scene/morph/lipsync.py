@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 
 from ...xfile.errors import printable
-from ..anim.animation import MAX_FRAME
+from ..anim.timing import MAX_FRAME
 from . import actions as morph_actions
 from .phonemes import parse_map, phoneme_curves, read_sequence
 

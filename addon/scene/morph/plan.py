@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...xfile.views.model import MeshData, MorphSetData, SceneData, depth_first
+from ..anim.timing import MAX_FRAME
 
 # Frames between two keys written at the same millisecond: the file's blend steps there.
 STEP_EPSILON_FRAMES = 1e-3
@@ -147,7 +148,10 @@ def set_curves(
     if times and times[0] > 0.0:
         times.insert(0, 0.0)
         names.insert(0, names[0])
-    frames = np.array([frame_start + t * fps / 1000.0 for t in times], dtype=np.float64)
+    with np.errstate(over="ignore"):  # a declared FLOAT time of 1e308 ms: past float64 here
+        frames = np.array([frame_start + t * fps / 1000.0 for t in times], dtype=np.float64)
+    # keys past Blender's frames could not play (and an infinite one breaks the sums below)
+    np.clip(frames, -MAX_FRAME, MAX_FRAME, out=frames)
     # Whole milliseconds cannot hold most frame times (1000 / 24): a key within half a
     # millisecond of a frame is on that frame.
     whole = np.rint(frames - frame_start) + frame_start
