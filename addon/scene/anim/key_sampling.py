@@ -262,7 +262,9 @@ def guess_frame_rate(all_times: list[np.ndarray], ticks_per_second: float) -> fl
         if not gaps:
             return None
         steps = np.concatenate(gaps)
-    if not np.isfinite(steps).all():  # times past float64 (1e308 ticks): no rate to see
+    # gaps past float64 (1e308 ticks) or its whole numbers (2**53, the int64 cast below):
+    # no rate to see
+    if not (np.abs(steps) < 2.0**53).all():
         return None
     if len(steps) and bool((steps == steps[0]).all()):
         steps = steps[:1]  # evenly spaced keys (the usual case): the tests below on one gap

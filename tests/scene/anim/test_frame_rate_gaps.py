@@ -4,6 +4,7 @@ strictly increasing; the gaps are those of ``np.diff`` track by track (none acro
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xof.addon.scene.anim.key_sampling import _sorted_gaps, guess_frame_rate
 
 
@@ -60,3 +61,12 @@ def test_evenly_spaced_keys_equal_the_plain_rule() -> None:
     for tracks in cases:
         for tps in (4800.0, 3840.0, 9600.0):
             assert guess_frame_rate(tracks, tps) == _reference_rate(tracks, tps), (tracks, tps)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_gaps_past_whole_float64_numbers_guess_no_rate_quietly() -> None:
+    # found by the import fuzz: gaps of 1e19 ticks (past int64) and inf - inf printed numpy's
+    # invalid-value warnings; neither says anything of a frame rate
+    assert guess_frame_rate([np.array([0.0, 1e19, 2e19])], 4800.0) is None
+    assert guess_frame_rate([np.array([-1e308, 0.0, 1e308])], 4800.0) is None
+    assert guess_frame_rate([np.array([0.0, 2.0**52, 2.0**53])], 2.0**52 * 30) == 30.0
