@@ -35,7 +35,7 @@ from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
 from ..settings import SimSettings
-from .all_pairs import AllPairs
+from .all_pairs import RELATIVE_SURE, AllPairs, spheres
 from .patch_tree import PatchTree
 from .rest_ring import RestRing
 from .slack import SLACK_MAX, cheapest_slack, farthest2, moved_rigidly, slack_for
@@ -52,12 +52,12 @@ EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
 # fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
 # mesh a pair one row across a tight fold still counts
 EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
-# a bound decides a pair alone only this clear of its threshold (squared): float rounding
-# of the bound cannot then disagree with the exact test
-RELATIVE_SURE = 1.0 + 1e-4
 # point-triangle pairs up to which the search is one all-pairs pass (``_dense_pairs_within``;
 # 1 MB of rest mask, a few ms a query) rather than the patch tree's walk
 DENSE_PAIRS = 1_000_000
+# the all-pairs pass's halo reaches this many distances beyond a query's (``all_pairs``):
+# later queries test its few thousand pairs, not the whole pass
+HALO = 2.0
 
 
 class SelfCollision(Collider):
@@ -102,13 +102,17 @@ class SelfCollision(Collider):
         self._tangled: np.ndarray | None = None  # which points, at the last substep
         self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
         self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
-        self._rest_centre, self._rest_bound = _spheres(
+        self._rest_centre, self._rest_bound = spheres(
             self._rest, self.tree.triangles, self.excluded
         )
         if dense is None:
             dense = len(rest) * len(self.triangles) <= DENSE_PAIRS
         # (N, T): the point is no corner of the triangle and beyond the exclusion at rest
-        self._all_pairs = AllPairs(self._rest, self.triangles, self.excluded) if dense else None
+        self._all_pairs = (
+            AllPairs(self._rest, self.triangles, self.excluded, HALO * self.distance)
+            if dense
+            else None
+        )
         # the pairs left out at rest keep a thin distance and the swept test where the cloth
         # creases (a tight fold's rows do not cross); only where the exclusion reaches past
         # an edge: on a coarser mesh (a game cape) those pairs are adjacent triangles', which
@@ -183,7 +187,7 @@ class SelfCollision(Collider):
         # pair beyond the reach of the sphere now is dropped, one within the exclusion of
         # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
         # at rest; only the rest between the two bounds at rest get their closest points
-        centre, bound = _spheres(xs, tree.triangles, grow)
+        centre, bound = spheres(xs, tree.triangles, grow)
         e2 = np.zeros(point.size, dtype=np.float32)
         r2 = np.zeros(point.size, dtype=np.float32)
         for k in range(3):
@@ -236,17 +240,16 @@ class SelfCollision(Collider):
         self, positions: np.ndarray, grow: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_pairs_within`` for a small cloth: every point against every triangle's
-        bounding sphere in one (N, T) pass, the pairs allowed at rest kept (``all_pairs``),
-        then their closest points. Below ``DENSE_PAIRS`` this is a few large passes
-        where the tree's walk is hundreds of small ones."""
+        bounding sphere in one (N, T) pass (or among the pairs of the last pass's halo),
+        the pairs allowed at rest kept (``all_pairs``), then their closest points. Below
+        ``DENSE_PAIRS`` this is a few large passes where the tree's walk is hundreds of
+        small ones."""
         all_pairs = self._all_pairs
         assert all_pairs is not None
         xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
-        centre, bound = _spheres(xs, self.triangles, grow)
-        near = all_pairs.near(xs, centre, bound)
-        self.raw_pairs = int(near.size)
-        SCANS.self_spheres += int(near.size)
-        point, tri = np.divmod(np.flatnonzero(near), near.shape[1])  # 5x np.nonzero's speed
+        point, tri = all_pairs.pairs(xs, grow)
+        self.raw_pairs = all_pairs.tested
+        SCANS.self_spheres += all_pairs.tested
         corners = [np.take(self.triangles[:, k], tri) for k in range(3)]
         return self._nearer(xs, point, tri, corners, grow)
 
@@ -418,7 +421,11 @@ class SelfCollision(Collider):
             # standing still is a rigid motion too: the plain motion first (a few calls), the
             # best fit (an SVD, ~80 calls) only when that is beyond the slack
             slack2 = self._slack * self._slack
-            if farthest2(pos[:, :3] - pairs.built) <= slack2:
+            moved = pos[:, :3] - pairs.built
+            if farthest2(moved) <= slack2:
+                return pairs if pairs.count else None
+            # a shift is a rigid motion: the mean's taken out before the best fit's SVD
+            if farthest2(moved - moved.mean(axis=0)) <= slack2:
                 return pairs if pairs.count else None
             if farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
                 return pairs if pairs.count else None
@@ -460,20 +467,6 @@ def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -
     edge = median_edge(triangles, rest) / distance
     ramp = np.clip((COARSE_EDGE - edge) / (COARSE_EDGE - FINE_EDGE), 0.0, 1.0)
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
-
-
-def _spheres(xs: np.ndarray, triangles: np.ndarray, grow: float) -> tuple[np.ndarray, np.ndarray]:
-    """Centroids ``(3, T)`` of ``triangles`` at ``xs`` ``(3, N)`` and the squared reach of
-    their bounding spheres grown by ``grow`` ``(T,)`` (float32, a little wide: see
-    ``RELATIVE_SURE``)."""
-    x = [xs[:, triangles[:, k]] for k in range(3)]
-    centre = (x[0] + x[1] + x[2]) / np.float32(3.0)
-    radius2 = np.maximum(
-        np.maximum(dot(x[0] - centre, x[0] - centre), dot(x[1] - centre, x[1] - centre)),
-        dot(x[2] - centre, x[2] - centre),
-    )
-    reach = np.sqrt(radius2) + np.float32(grow)
-    return centre, (reach * reach * np.float32(RELATIVE_SURE)).astype(np.float32)
 
 
 def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
