@@ -94,6 +94,11 @@ class SelfCollision(Collider):
         self._reached: np.ndarray | None = None  # the last query's pair distances, sorted
         self._tri_of: Candidates | None = None  # the pairs _tri_ids/_tri_slot belong to
         self._tri_ids = self._tri_slot = np.zeros(0, dtype=np.int64)
+        self._both: tuple[list[np.ndarray], np.ndarray, np.ndarray] = (
+            [],
+            self._tri_ids,
+            self._tri_ids,
+        )
         self._ids = np.arange(len(rest))
         self._rest = np.ascontiguousarray(rest.T, dtype=np.float32)  # (3, N)
         self.tree = PatchTree(self.triangles, rest)
@@ -286,19 +291,24 @@ class SelfCollision(Collider):
         pairs = self._candidates(pos, prev, d)
         if pairs is None:
             return 0
-        # the planes of the candidates' triangles only (each once), not of the whole cloth
+        # the planes of the candidates' triangles only (each once), not of the whole cloth,
+        # at the substep's end and start in one pass: rows ``pos`` then ``prev``
         if self._tri_of is not pairs:
             self._tri_ids, self._tri_slot = np.unique(pairs.tri, return_inverse=True)
             self._tri_of = pairs
+            self._both = _both_ends(
+                self.triangles[self._tri_ids], pairs.point, self._tri_slot, self.point_count
+            )
         tri = self._tri_slot
-        own = self.triangles[self._tri_ids]
-        end_planes = _planes(pos, own)
-        start_planes = _planes(prev, own)
-        p1 = take_columns(pos, pairs.point)
-        p0 = take_columns(prev, pairs.point)
-        n1 = np.take(end_planes[0], tri, axis=1)
-        s1 = dot(n1, p1) - np.take(end_planes[1], tri)
-        s0 = dot(np.take(start_planes[0], tri, axis=1), p0) - np.take(start_planes[1], tri)
+        corner_rows, point_rows, tri_rows = self._both
+        rows = np.concatenate([pos, prev])
+        normals, offsets = _planes(rows, corner_rows)
+        p10 = take_columns(rows, point_rows)
+        s10 = dot(np.take(normals, tri_rows, axis=1), p10) - np.take(offsets, tri_rows)
+        count = pairs.count
+        p1, p0 = p10[:, :count], p10[:, count:]
+        s1, s0 = s10[:count], s10[count:]
+        n1 = np.take(normals, tri, axis=1)
         side = np.where(s0 >= 0, 1.0, -1.0).astype(np.float32)
         height = side * s1
         crossed = height < 0
@@ -469,11 +479,23 @@ def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
 
 
-def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unit normals ``(3, T)`` and plane offsets ``(T,)`` of the cloth's triangles."""
-    a, b, c = (take_columns(rows, triangles[:, k]) for k in range(3))
+def _planes(rows: np.ndarray, corners: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals ``(3, T)`` and plane offsets ``(T,)`` of triangles whose corners are
+    the rows ``corners`` (three ``(T,)`` ids) of ``rows``."""
+    a, b, c = (take_columns(rows, k) for k in corners)
     normals = unit_normals(a, b, c)
     return normals, dot(normals, a)
+
+
+def _both_ends(
+    own: np.ndarray, point: np.ndarray, slot: np.ndarray, n: int
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Ids into ``pos`` and ``prev`` stacked (``n`` rows each) for ``_resolve_pairs``: the
+    corners of the triangles ``own`` at the end then at the start, the pairs' points
+    likewise, and the pairs' triangles (``slot`` among ``own``) among those planes."""
+    corners = [np.concatenate([own[:, k], own[:, k] + n]) for k in range(3)]
+    points = np.concatenate([point, point + n])
+    return corners, points, np.concatenate([slot, slot + len(own)])
 
 
 def self_collision_for(
