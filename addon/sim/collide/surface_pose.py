@@ -179,16 +179,30 @@ def poses_ahead(
     return corners.reshape(steps, k, 12), planes.reshape(steps, k, 8)
 
 
+# the row items of ``gather`` and ``put`` by size in bytes: making a void dtype costs as
+# much as the gather of a few dozen rows it serves
+_ROW_ITEMS: dict[int, np.dtype] = {}
+
+
+def _row_item(size: int) -> np.dtype:
+    item = _ROW_ITEMS[size] = np.dtype((np.void, size))
+    return item
+
+
 def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """``records[ids]`` for a C-contiguous 2-D array, each row moved as one item."""
-    item = np.dtype((np.void, records.shape[1] * records.itemsize))
+    item = _ROW_ITEMS.get(records.shape[1] * records.itemsize)
+    if item is None:
+        item = _row_item(records.shape[1] * records.itemsize)
     flat = records.view(item).reshape(-1)
     return flat.take(ids).view(records.dtype).reshape(len(ids), records.shape[1])
 
 
 def put(records: np.ndarray, ids: np.ndarray, rows: np.ndarray) -> None:
     """``records[ids] = rows`` for C-contiguous 2-D arrays, each row moved as one item."""
-    item = np.dtype((np.void, records.shape[1] * records.itemsize))
+    item = _ROW_ITEMS.get(records.shape[1] * records.itemsize)
+    if item is None:
+        item = _row_item(records.shape[1] * records.itemsize)
     records.view(item).reshape(-1)[ids] = np.ascontiguousarray(rows).view(item).reshape(-1)
 
 
