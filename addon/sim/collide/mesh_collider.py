@@ -408,12 +408,12 @@ class MeshCollider(Collider):
         pairs = self._pairs
         if pairs is None or pairs.reach != reach:
             pairs = self._pairs = AnchoredPairs(reach, LIMIT * reach)
-        ids = self._all_ids(len(pos)) if movable is None else np.flatnonzero(movable)
+        ids = self._all_ids(len(pos)) if movable is None else movable.nonzero()[0]
         queries = pairs.queries
         here = self._drifted(pos, self._t1)
         start = None if prev is None else self._drifted(prev, self._t0)
         near = self._near_surface(here, start, max(reach, self.inner) + LIMIT * reach)
-        away = np.flatnonzero(~near)
+        away = (~near).nonzero()[0]
         if away.size:
             ids = ids[near[ids]]
             if not ids.size:

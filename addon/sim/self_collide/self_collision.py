@@ -321,7 +321,7 @@ class SelfCollision(Collider):
             near &= ~tangled[pairs.point]
             for corner in pairs.corners:
                 near &= ~tangled[corner]
-        live = np.flatnonzero(near)
+        live = near.nonzero()[0]
         if not live.size:
             return 0
         ids = [corner[live] for corner in pairs.corners]
@@ -339,7 +339,7 @@ class SelfCollision(Collider):
         proper = np.ones_like(flat)
         gap = np.where(flat, h, np.where(proper, dist, -dist))
         key = np.full(live.size, np.inf, dtype=np.float32)
-        cross_at = np.flatnonzero(crossed[live])
+        cross_at = crossed[live].nonzero()[0]
         if cross_at.size:
             c = live[cross_at]
             u = s0[c] / (s0[c] - s1[c])
@@ -417,7 +417,7 @@ class SelfCollision(Collider):
                 [g * wi * scale * normal[axis] for g, wi in zip(gains, inv, strict=True)]
             )
             moved[:, axis] = np.bincount(all_ids, weights=amounts, minlength=n)
-        touched = np.flatnonzero(count)
+        touched = count.nonzero()[0]
         pos[touched, :3] += moved[touched] / count[touched, None]
         return count > 0
 
