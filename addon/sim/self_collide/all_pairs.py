@@ -71,7 +71,12 @@ class AllPairs:
                         i, j = np.divmod(np.flatnonzero(near), t)
                         keys.append(rows[i] * t + j)
                     if cols.size:
-                        near = self._block(xs, centre[:, cols], bound[cols], self.allowed[:, cols])
+                        near = self._block(
+                            xs,
+                            centre.take(cols, axis=1),
+                            bound[cols],
+                            self.allowed.take(cols, axis=1),
+                        )
                         i, j = np.divmod(np.flatnonzero(near), cols.size)
                         keys.append(i * t + cols[j])
                     self.tested = self._keys.size + rows.size * t + cols.size * n
@@ -171,7 +176,7 @@ def _norm2(rows: np.ndarray) -> np.ndarray:
 def centres(xs: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Centroids ``(3, T)`` of ``triangles`` at ``xs`` ``(3, N)`` and the radii of their
     bounding spheres about them ``(T,)`` (the farthest corner)."""
-    x = [xs[:, triangles[:, k]] for k in range(3)]
+    x = [xs.take(triangles[:, k], axis=1) for k in range(3)]
     centre = (x[0] + x[1] + x[2]) / np.float32(3.0)
     radius2 = np.maximum(
         np.maximum(dot(x[0] - centre, x[0] - centre), dot(x[1] - centre, x[1] - centre)),
