@@ -467,11 +467,18 @@ class MeshCollider(Collider):
     def _anchor(self, pose: SurfacePose, t: float, tri: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Points ``(k, 3)`` float32 at barycentric ``w`` ``(k, 3)`` of triangles ``tri`` on
         ``pose`` (at ``t``), in the drifting frame."""
-        rows = pose.corner_rows(tri)
-        out = rows[:, 0:3] * w[:, 0:1]
-        out += rows[:, 4:7] * w[:, 1:2]
-        out += rows[:, 8:11] * w[:, 2:3]
-        out -= self._shift(t).astype(np.float32)
+        # over contiguous (k,) columns: a (k, 3) x (k, 1) broadcast costs half again as much
+        # (the same products and sums in the same order)
+        columns = np.ascontiguousarray(pose.corner_rows(tri).T)
+        weights = np.ascontiguousarray(w.T)
+        shift = self._shift(t).astype(np.float32)
+        out = np.empty((len(tri), 3), dtype=np.float32)
+        for axis in range(3):
+            column = columns[axis] * weights[0]
+            column += columns[4 + axis] * weights[1]
+            column += columns[8 + axis] * weights[2]
+            column -= shift[axis]
+            out[:, axis] = column
         return out
 
     def _drifted(self, rows: np.ndarray, t: float) -> np.ndarray:
