@@ -394,3 +394,28 @@ def test_the_grid_lists_the_triangles_near_the_cloth_and_again_when_points_leave
         total += got[0].size
     crossed = sum(int(np.count_nonzero(got[0] % 2 == 0)) for got in searched[2:])
     assert total > 200 and crossed > 40  # contacts on both caps
+
+
+def test_rows_computed_ahead_give_the_cloth_of_poses_computed_each_substep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the named triangles' rows for the frame's substeps to come, in one pass a query
+    # (``_look_ahead``): the cloth on the turning sphere is the one of poses computing their
+    # rows substep by substep, bit for bit, with far fewer passes over the rows
+    from addon.sim.collide import surface_pose
+
+    passes = [0]
+    rows = surface_pose.packed_rows
+
+    def counted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        passes[0] += 1
+        return rows(x)
+
+    monkeypatch.setattr(surface_pose, "packed_rows", counted)
+    ahead, _, _ = _turning_run(monkeypatch, always=False)
+    ahead_passes = passes[0]
+    monkeypatch.setattr(MeshCollider, "_look_ahead", lambda self, t: None)
+    passes[0] = 0
+    each, _, _ = _turning_run(monkeypatch, always=False)
+    assert np.array_equal(ahead, each)
+    assert ahead_passes < passes[0], (ahead_passes, passes[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.sim.collide.surface_pose import SurfacePose
+from addon.sim.collide.surface_pose import SurfacePose, poses_ahead
 
 from .meshes import icosphere
 
@@ -51,3 +51,29 @@ def test_a_lazy_pose_has_the_bits_of_the_whole_pose_for_the_triangles_asked_for(
     assert np.array_equal(lazy.prepared(), [3, 7, 150])
     assert np.array_equal(lazy.edge_planes, whole.edge_planes)  # every row, on demand
     assert np.array_equal(lazy.planes, whole.planes) and np.array_equal(lazy.corners, whole.corners)
+
+
+def test_poses_ahead_have_the_bits_of_each_substeps_lazy_pose() -> None:
+    # a mesh collider computes its named triangles' rows for the frame's substeps to come
+    # in one pass: each time's rows are those of a lazy pose at that time, bit for bit, and
+    # a pose filled with them is that pose
+    verts, faces = icosphere(2, 0.4, (0.1, -0.2, 0.3))
+    motion = np.random.default_rng(4).normal(size=verts.shape) * 0.05
+    tri = np.array([3, 7, 40, 150])
+    times = np.array([k / 16 for k in range(3, 17)])
+    corners, planes = poses_ahead(verts, motion, faces[tri], times)
+    assert corners.shape == (times.size, tri.size, 12) and planes.shape == (times.size, tri.size, 8)
+    for s, t in enumerate(times):
+        lazy = SurfacePose(float(t), verts, faces, motion=motion, lazy=True)
+        assert np.array_equal(corners[s], lazy.corner_rows(tri))
+        assert np.array_equal(planes[s], lazy.plane_columns(tri).T)
+        filled = SurfacePose(float(t), verts, faces, motion=motion, lazy=True)
+        filled.fill(tri, corners[s], planes[s])
+        assert np.array_equal(filled.prepared(), tri)
+        assert np.array_equal(filled.plane_columns(tri), lazy.plane_columns(tri))
+        # independent numbers: the plane of triangle 40 at t
+        a, b, c = (verts[faces[40, k]] + motion[faces[40, k]] * t for k in range(3))
+        normal = np.cross(b - a, c - a)
+        normal /= np.linalg.norm(normal)
+        assert np.allclose(planes[s, 2, 0:3], normal, atol=1e-5)
+        assert np.allclose(planes[s, 2, 3], normal @ a, atol=1e-5)

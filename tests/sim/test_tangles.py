@@ -68,6 +68,31 @@ def test_sheets_apart_or_touching_are_not_tangled() -> None:
         assert finder.tangled(*_pairs(pos, tri, 0.1), XpbdSolver.make_state(pos), tri) is None
 
 
+def test_the_same_pairs_over_substeps_give_a_fresh_finders_answer() -> None:
+    # self-collision keeps its candidates over several substeps: the finder links their
+    # pairs once, then each substep only the sides change; B moves down through A and back
+    # up with the pairs kept, and every answer is that of a finder seeing them first
+    pos, tri, first_b = _sheets(-0.05)
+    point, t, _ = _pairs(pos, tri, 0.3)
+    kept = TangleFinder(tri, len(pos))
+    answers = []
+    for depth in (-0.05, 0.0625, 0.1125, 0.0375, -0.05):
+        moved, _, _ = _sheets(depth)
+        a, b, c = (moved[tri[t, k]] for k in range(3))
+        normal = np.cross(b - a, c - a)
+        normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+        side = ((moved[point] - a) * normal).sum(axis=1).astype(np.float32)
+        state = XpbdSolver.make_state(moved)
+        got = kept.tangled(point, t, side, state, tri)
+        want = TangleFinder(tri, len(pos)).tangled(point, t, side, state, tri)
+        assert (got is None) == (want is None)
+        if got is not None and want is not None:
+            assert np.array_equal(got, want)
+            assert np.array_equal(got[first_b:], moved[first_b:, 2] < 0)
+        answers.append(got is not None)
+    assert answers == [False, True, True, True, False]
+
+
 def _model(pos: np.ndarray, first_b: int) -> ClothModel:
     sizes = np.full(2 * (N - 1) ** 2, 4, dtype=np.int64)
     quads = quad_grid(N, N)[2]

@@ -99,7 +99,7 @@ def point_runs(point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each point's run of pairs starts in the sorted ``point``, and its length."""
     first = np.ones(point.size, dtype=bool)
     first[1:] = point[1:] != point[:-1]
-    starts = np.flatnonzero(first)
+    starts = first.nonzero()[0]
     return starts, np.diff(np.append(starts, point.size))
 
 
@@ -111,7 +111,7 @@ def best_of_runs(
     if not point.size:
         return np.zeros(0, dtype=np.int64)
     lowest = np.minimum.reduceat(key, starts)
-    chosen = np.flatnonzero(np.isfinite(key) & (key <= np.repeat(lowest, sizes)))
+    chosen = (np.isfinite(key) & (key <= lowest.repeat(sizes))).nonzero()[0]
     if not chosen.size:
         return chosen
     owner = point[chosen]

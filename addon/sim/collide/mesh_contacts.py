@@ -61,7 +61,7 @@ def closest_contacts(
     off_centre = p1 - planes[4:7]
     ball = planes[7] + np.float32(max(reach, limit))
     in_ball = dot(off_centre, off_centre) <= ball * ball
-    live = np.flatnonzero(((height < reach) & (height > -limit) & in_ball) | crossed)
+    live = (((height < reach) & (height > -limit) & in_ball) | crossed).nonzero()[0]
     if live.size and start is end:
         # a still surface: drop pairs whose path stays beyond an edge of the triangle by more
         # than the reach and the path (a large triangle's ball holds points over its
@@ -98,7 +98,7 @@ def closest_contacts(
     proper = flat | (dot(e, normal_live) * side_live >= 0) | (not one_sided)
     gap = np.where(flat, h, np.where(proper, dist, -dist))
     key = np.full(live.size, np.inf, dtype=np.float32)
-    cross_at = np.flatnonzero(crossed_live)
+    cross_at = crossed_live.nonzero()[0]
     if cross_at.size:  # swept: where the path meets the moving plane, inside the triangle?
         c = live[cross_at]
         u = s0[c] / (s0[c] - s1[c])
@@ -159,7 +159,7 @@ def _point_sides(
     if not differ.any():
         return sides
     mixed = np.unique(point[1:][differ])
-    some = np.flatnonzero(np.isin(point, mixed))
+    some = np.isin(point, mixed).nonzero()[0]
     c0_some = (c0[0][:, some], c0[1][:, some], c0[2][:, some])
     sides[some] = _nearest_sides(pairs, live[some], p0[:, some], c0_some, s0[some])
     return sides

@@ -103,7 +103,7 @@ class AnchoredPairs:
         # rows gathered as one item each (a 2-D fancy index walks them element by element)
         built = gather(self.built, ids)
         tri = self.anchor_tri[ids]
-        has = np.flatnonzero(tri >= 0)
+        has = (tri >= 0).nonzero()[0]
         if has.size:
             tri, at = tri[has], ids[has]
             weights, anchor_at = gather(self.anchor_w, at), gather(self.anchor_at, at)
@@ -139,7 +139,7 @@ class AnchoredPairs:
         self.slack2[ids] = np.square(slack, dtype=np.float32)
         self.anchor_tri[ids] = anchor_tri
         self.anchor_w[ids] = anchor_w
-        has = np.flatnonzero(anchor_tri >= 0)
+        has = (anchor_tri >= 0).nonzero()[0]
         if has.size:
             self.anchor_at[ids[has]] = anchor(anchor_tri[has], anchor_w[has])
         if not full and self.count:

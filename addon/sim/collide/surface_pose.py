@@ -56,23 +56,16 @@ class SurfacePose:
         x = gather(self._vertices, ids)
         if self._motion is not None:
             x = x + gather(self._motion, ids) * self.t
-        # the corners as 16-byte rows (x, y, z, 0), then as contiguous columns for the
-        # arithmetic (strided or transposed columns cost several times more)
-        rows = np.zeros((len(ids), 4), dtype=np.float32)
-        rows[:, :3] = x
-        corners = rows.reshape(len(triangles), 12)
-        columns = np.ascontiguousarray(corners.T)
-        a, b, c = columns[0:3], columns[4:7], columns[8:11]
-        normals = unit_normals(a, b, c)
-        centres = (a + b + c) / np.float32(3.0)
-        ca, cb, cc = (x - centres for x in (a, b, c))
-        radii = np.sqrt(np.maximum(np.maximum(dot(ca, ca), dot(cb, cb)), dot(cc, cc)))
-        planes = np.empty((8, len(triangles)), dtype=np.float32)
-        planes[0:3] = normals
-        planes[3] = dot(normals, a)
-        planes[4:7] = centres
-        planes[7] = radii
-        return corners, np.ascontiguousarray(planes.T)
+        return packed_rows(x)
+
+    def fill(self, tri: np.ndarray, corners: np.ndarray, planes: np.ndarray) -> None:
+        """Take the rows of triangles ``tri`` (distinct) computed elsewhere for this pose
+        (``poses_ahead``) instead of computing them (a lazy pose)."""
+        if self._done is None:
+            return
+        put(self.corners, tri, corners)
+        put(self.planes, tri, planes)
+        self._done[tri] = True
 
     def prepare(self, tri: np.ndarray) -> None:
         """Compute the rows of triangles ``tri`` not computed yet (a lazy pose)."""
@@ -145,16 +138,71 @@ class SurfacePose:
         return gather(self.corners, tri)
 
 
+def packed_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``corners`` ``(k, 12)`` and ``planes`` ``(k, 8)`` (``SurfacePose``) of the triangles
+    whose corners are the rows of ``x`` ``(3 k, 3)``, three a triangle: column by column,
+    so a triangle's rows do not depend on which others are packed with it."""
+    count = len(x) // 3
+    # the corners as 16-byte rows (x, y, z, 0), then as contiguous columns for the
+    # arithmetic (strided or transposed columns cost several times more)
+    rows = np.zeros((len(x), 4), dtype=np.float32)
+    rows[:, :3] = x
+    corners = rows.reshape(count, 12)
+    columns = np.ascontiguousarray(corners.T)
+    a, b, c = columns[0:3], columns[4:7], columns[8:11]
+    normals = unit_normals(a, b, c)
+    centres = (a + b + c) / np.float32(3.0)
+    ca, cb, cc = (x - centres for x in (a, b, c))
+    radii = np.sqrt(np.maximum(np.maximum(dot(ca, ca), dot(cb, cb)), dot(cc, cc)))
+    planes = np.empty((8, count), dtype=np.float32)
+    planes[0:3] = normals
+    planes[3] = dot(normals, a)
+    planes[4:7] = centres
+    planes[7] = radii
+    return corners, np.ascontiguousarray(planes.T)
+
+
+def poses_ahead(
+    vertices: np.ndarray, motion: np.ndarray, triangles: np.ndarray, times: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``triangles`` ``(k, 3)`` on the surface moving linearly from
+    ``vertices`` by ``motion`` (``(V, 3)``), at each of ``times`` ``(S,)`` at once:
+    ``corners`` ``(S, k, 12)`` and ``planes`` ``(S, k, 8)``, each time's rows those a
+    ``SurfacePose`` at that time computes (the same arithmetic, bit for bit), in one pass
+    rather than one a substep."""
+    ids = triangles.reshape(-1)
+    x = gather(np.ascontiguousarray(vertices), ids)
+    moved = gather(np.ascontiguousarray(motion), ids)
+    at = x[None] + moved[None] * times[:, None, None]  # (S, 3 k, 3)
+    corners, planes = packed_rows(at.reshape(-1, 3))
+    k, steps = len(triangles), len(times)
+    return corners.reshape(steps, k, 12), planes.reshape(steps, k, 8)
+
+
+# the row items of ``gather`` and ``put`` by size in bytes: making a void dtype costs as
+# much as the gather of a few dozen rows it serves
+_ROW_ITEMS: dict[int, np.dtype] = {}
+
+
+def _row_item(size: int) -> np.dtype:
+    item = _ROW_ITEMS[size] = np.dtype((np.void, size))
+    return item
+
+
 def gather(records: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """``records[ids]`` for a C-contiguous 2-D array, each row moved as one item."""
-    item = np.dtype((np.void, records.shape[1] * records.itemsize))
+    item = _ROW_ITEMS.get(records.shape[1] * records.itemsize)
+    if item is None:
+        item = _row_item(records.shape[1] * records.itemsize)
     flat = records.view(item).reshape(-1)
     return flat.take(ids).view(records.dtype).reshape(len(ids), records.shape[1])
 
 
 def put(records: np.ndarray, ids: np.ndarray, rows: np.ndarray) -> None:
     """``records[ids] = rows`` for C-contiguous 2-D arrays, each row moved as one item."""
-    item = np.dtype((np.void, records.shape[1] * records.itemsize))
+    item = _ROW_ITEMS.get(records.shape[1] * records.itemsize)
+    if item is None:
+        item = _row_item(records.shape[1] * records.itemsize)
     records.view(item).reshape(-1)[ids] = np.ascontiguousarray(rows).view(item).reshape(-1)
 
 

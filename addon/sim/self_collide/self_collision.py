@@ -35,7 +35,7 @@ from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
 from ..settings import SimSettings
-from .all_pairs import AllPairs
+from .all_pairs import RELATIVE_SURE, AllPairs, spheres
 from .patch_tree import PatchTree
 from .rest_ring import RestRing
 from .slack import SLACK_MAX, cheapest_slack, farthest2, moved_rigidly, slack_for
@@ -52,12 +52,12 @@ EXCLUDED_AT_REST = 1.0 + 2.0 * SLACK_MAX
 # fold's crest, across rows of small triangles the bend keeps from crossing; on a coarse
 # mesh a pair one row across a tight fold still counts
 EXCLUDED_FINE, FINE_EDGE, COARSE_EDGE = 4.0, 1.0 / 3.0, 0.5
-# a bound decides a pair alone only this clear of its threshold (squared): float rounding
-# of the bound cannot then disagree with the exact test
-RELATIVE_SURE = 1.0 + 1e-4
 # point-triangle pairs up to which the search is one all-pairs pass (``_dense_pairs_within``;
 # 1 MB of rest mask, a few ms a query) rather than the patch tree's walk
 DENSE_PAIRS = 1_000_000
+# the all-pairs pass's halo reaches this many distances beyond a query's (``all_pairs``):
+# later queries test its few thousand pairs, not the whole pass
+HALO = 2.0
 
 
 class SelfCollision(Collider):
@@ -94,6 +94,11 @@ class SelfCollision(Collider):
         self._reached: np.ndarray | None = None  # the last query's pair distances, sorted
         self._tri_of: Candidates | None = None  # the pairs _tri_ids/_tri_slot belong to
         self._tri_ids = self._tri_slot = np.zeros(0, dtype=np.int64)
+        self._both: tuple[list[np.ndarray], np.ndarray, np.ndarray] = (
+            [],
+            self._tri_ids,
+            self._tri_ids,
+        )
         self._ids = np.arange(len(rest))
         self._rest = np.ascontiguousarray(rest.T, dtype=np.float32)  # (3, N)
         self.tree = PatchTree(self.triangles, rest)
@@ -102,13 +107,17 @@ class SelfCollision(Collider):
         self._tangled: np.ndarray | None = None  # which points, at the last substep
         self.excluded = self.distance * excluded_at_rest(self.triangles, rest, self.distance)
         self.raw_pairs = 0  # point-triangle pairs the last query looked at (for benchmarks)
-        self._rest_centre, self._rest_bound = _spheres(
+        self._rest_centre, self._rest_bound = spheres(
             self._rest, self.tree.triangles, self.excluded
         )
         if dense is None:
             dense = len(rest) * len(self.triangles) <= DENSE_PAIRS
         # (N, T): the point is no corner of the triangle and beyond the exclusion at rest
-        self._all_pairs = AllPairs(self._rest, self.triangles, self.excluded) if dense else None
+        self._all_pairs = (
+            AllPairs(self._rest, self.triangles, self.excluded, HALO * self.distance)
+            if dense
+            else None
+        )
         # the pairs left out at rest keep a thin distance and the swept test where the cloth
         # creases (a tight fold's rows do not cross); only where the exclusion reaches past
         # an edge: on a coarser mesh (a game cape) those pairs are adjacent triangles', which
@@ -183,7 +192,7 @@ class SelfCollision(Collider):
         # pair beyond the reach of the sphere now is dropped, one within the exclusion of
         # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
         # at rest; only the rest between the two bounds at rest get their closest points
-        centre, bound = _spheres(xs, tree.triangles, grow)
+        centre, bound = spheres(xs, tree.triangles, grow)
         e2 = np.zeros(point.size, dtype=np.float32)
         r2 = np.zeros(point.size, dtype=np.float32)
         for k in range(3):
@@ -221,8 +230,9 @@ class SelfCollision(Collider):
         """The pairs (``point``, ``tri`` with ``corners``) closer than ``grow`` at ``xs``
         ``(3, N)`` by their closest points, in (point, triangle) order, and their distances."""
         SCANS.self_closest += int(point.size)
-        p = xs[:, point]
-        q, _, _ = closest_points(p, *(xs[:, corner] for corner in corners))
+        # columns by take (a 2-D fancy index of a few thousand columns costs 4x)
+        p = xs.take(point, axis=1)
+        q, _, _ = closest_points(p, *(xs.take(corner, axis=1) for corner in corners))
         e = p - q
         dist = np.sqrt(dot(e, e))
         keep = dist < grow
@@ -236,17 +246,16 @@ class SelfCollision(Collider):
         self, positions: np.ndarray, grow: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_pairs_within`` for a small cloth: every point against every triangle's
-        bounding sphere in one (N, T) pass, the pairs allowed at rest kept (``all_pairs``),
-        then their closest points. Below ``DENSE_PAIRS`` this is a few large passes
-        where the tree's walk is hundreds of small ones."""
+        bounding sphere in one (N, T) pass (or among the pairs of the last pass's halo),
+        the pairs allowed at rest kept (``all_pairs``), then their closest points. Below
+        ``DENSE_PAIRS`` this is a few large passes where the tree's walk is hundreds of
+        small ones."""
         all_pairs = self._all_pairs
         assert all_pairs is not None
         xs = np.ascontiguousarray(positions[:, :3].T, dtype=np.float32)  # (3, N)
-        centre, bound = _spheres(xs, self.triangles, grow)
-        near = all_pairs.near(xs, centre, bound)
-        self.raw_pairs = int(near.size)
-        SCANS.self_spheres += int(near.size)
-        point, tri = np.divmod(np.flatnonzero(near), near.shape[1])  # 5x np.nonzero's speed
+        point, tri = all_pairs.pairs(xs, grow)
+        self.raw_pairs = all_pairs.tested
+        SCANS.self_spheres += all_pairs.tested
         corners = [np.take(self.triangles[:, k], tri) for k in range(3)]
         return self._nearer(xs, point, tri, corners, grow)
 
@@ -283,19 +292,24 @@ class SelfCollision(Collider):
         pairs = self._candidates(pos, prev, d)
         if pairs is None:
             return 0
-        # the planes of the candidates' triangles only (each once), not of the whole cloth
+        # the planes of the candidates' triangles only (each once), not of the whole cloth,
+        # at the substep's end and start in one pass: rows ``pos`` then ``prev``
         if self._tri_of is not pairs:
             self._tri_ids, self._tri_slot = np.unique(pairs.tri, return_inverse=True)
             self._tri_of = pairs
+            self._both = _both_ends(
+                self.triangles[self._tri_ids], pairs.point, self._tri_slot, self.point_count
+            )
         tri = self._tri_slot
-        own = self.triangles[self._tri_ids]
-        end_planes = _planes(pos, own)
-        start_planes = _planes(prev, own)
-        p1 = take_columns(pos, pairs.point)
-        p0 = take_columns(prev, pairs.point)
-        n1 = np.take(end_planes[0], tri, axis=1)
-        s1 = dot(n1, p1) - np.take(end_planes[1], tri)
-        s0 = dot(np.take(start_planes[0], tri, axis=1), p0) - np.take(start_planes[1], tri)
+        corner_rows, point_rows, tri_rows = self._both
+        rows = np.concatenate([pos, prev])
+        normals, offsets = _planes(rows, corner_rows)
+        p10 = take_columns(rows, point_rows)
+        s10 = dot(np.take(normals, tri_rows, axis=1), p10) - np.take(offsets, tri_rows)
+        count = pairs.count
+        p1, p0 = p10[:, :count], p10[:, count:]
+        s1, s0 = s10[:count], s10[count:]
+        n1 = np.take(normals, tri, axis=1)
         side = np.where(s0 >= 0, 1.0, -1.0).astype(np.float32)
         height = side * s1
         crossed = height < 0
@@ -308,7 +322,7 @@ class SelfCollision(Collider):
             near &= ~tangled[pairs.point]
             for corner in pairs.corners:
                 near &= ~tangled[corner]
-        live = np.flatnonzero(near)
+        live = near.nonzero()[0]
         if not live.size:
             return 0
         ids = [corner[live] for corner in pairs.corners]
@@ -326,7 +340,7 @@ class SelfCollision(Collider):
         proper = np.ones_like(flat)
         gap = np.where(flat, h, np.where(proper, dist, -dist))
         key = np.full(live.size, np.inf, dtype=np.float32)
-        cross_at = np.flatnonzero(crossed[live])
+        cross_at = crossed[live].nonzero()[0]
         if cross_at.size:
             c = live[cross_at]
             u = s0[c] / (s0[c] - s1[c])
@@ -404,7 +418,7 @@ class SelfCollision(Collider):
                 [g * wi * scale * normal[axis] for g, wi in zip(gains, inv, strict=True)]
             )
             moved[:, axis] = np.bincount(all_ids, weights=amounts, minlength=n)
-        touched = np.flatnonzero(count)
+        touched = count.nonzero()[0]
         pos[touched, :3] += moved[touched] / count[touched, None]
         return count > 0
 
@@ -418,7 +432,11 @@ class SelfCollision(Collider):
             # standing still is a rigid motion too: the plain motion first (a few calls), the
             # best fit (an SVD, ~80 calls) only when that is beyond the slack
             slack2 = self._slack * self._slack
-            if farthest2(pos[:, :3] - pairs.built) <= slack2:
+            moved = pos[:, :3] - pairs.built
+            if farthest2(moved) <= slack2:
+                return pairs if pairs.count else None
+            # a shift is a rigid motion: the mean's taken out before the best fit's SVD
+            if farthest2(moved - moved.mean(axis=0)) <= slack2:
                 return pairs if pairs.count else None
             if farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
                 return pairs if pairs.count else None
@@ -462,25 +480,23 @@ def excluded_at_rest(triangles: np.ndarray, rest: np.ndarray, distance: float) -
     return float(EXCLUDED_AT_REST + ramp * (EXCLUDED_FINE - EXCLUDED_AT_REST))
 
 
-def _spheres(xs: np.ndarray, triangles: np.ndarray, grow: float) -> tuple[np.ndarray, np.ndarray]:
-    """Centroids ``(3, T)`` of ``triangles`` at ``xs`` ``(3, N)`` and the squared reach of
-    their bounding spheres grown by ``grow`` ``(T,)`` (float32, a little wide: see
-    ``RELATIVE_SURE``)."""
-    x = [xs[:, triangles[:, k]] for k in range(3)]
-    centre = (x[0] + x[1] + x[2]) / np.float32(3.0)
-    radius2 = np.maximum(
-        np.maximum(dot(x[0] - centre, x[0] - centre), dot(x[1] - centre, x[1] - centre)),
-        dot(x[2] - centre, x[2] - centre),
-    )
-    reach = np.sqrt(radius2) + np.float32(grow)
-    return centre, (reach * reach * np.float32(RELATIVE_SURE)).astype(np.float32)
-
-
-def _planes(rows: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unit normals ``(3, T)`` and plane offsets ``(T,)`` of the cloth's triangles."""
-    a, b, c = (take_columns(rows, triangles[:, k]) for k in range(3))
+def _planes(rows: np.ndarray, corners: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Unit normals ``(3, T)`` and plane offsets ``(T,)`` of triangles whose corners are
+    the rows ``corners`` (three ``(T,)`` ids) of ``rows``."""
+    a, b, c = (take_columns(rows, k) for k in corners)
     normals = unit_normals(a, b, c)
     return normals, dot(normals, a)
+
+
+def _both_ends(
+    own: np.ndarray, point: np.ndarray, slot: np.ndarray, n: int
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Ids into ``pos`` and ``prev`` stacked (``n`` rows each) for ``_resolve_pairs``: the
+    corners of the triangles ``own`` at the end then at the start, the pairs' points
+    likewise, and the pairs' triangles (``slot`` among ``own``) among those planes."""
+    corners = [np.concatenate([own[:, k], own[:, k] + n]) for k in range(3)]
+    points = np.concatenate([point, point + n])
+    return corners, points, np.concatenate([slot, slot + len(own)])
 
 
 def self_collision_for(

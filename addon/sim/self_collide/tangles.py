@@ -35,6 +35,11 @@ class TangleFinder:
         self.first = np.searchsorted(self.low, np.arange(point_count + 1))
         self.piece = components(edges, point_count)
         self.cut_edges = 0  # edges through a triangle at the last call (for tests)
+        # the candidate pairs (point, tri arrays) the linked pairs were found for
+        self._of: np.ndarray | None = None
+        self._of_tri: np.ndarray | None = None
+        empty = np.zeros(0, dtype=np.int64)
+        self._linked: tuple[np.ndarray, np.ndarray, np.ndarray] = (empty, empty, empty)
 
     def tangled(
         self,
@@ -47,30 +52,26 @@ class TangleFinder:
         """Which points ``(N,)`` lie in a part of the cloth that went through itself, from
         the candidate pairs (``point``, ``tri``) and each pair's signed height over its
         triangle's plane ``side`` at the substep's start ``prev``; None when none does (no
-        edge passes through a triangle, or the cuts split no piece)."""
+        edge passes through a triangle, or the cuts split no piece). The pairs' links are
+        kept for the same ``point`` and ``tri`` arrays (not changed in place: a new set of
+        candidates comes as new arrays)."""
         n = self.point_count
         self.cut_edges = 0
         if not point.size:
             return None
-        key = tri * n + point
-        order = np.argsort(key)
-        sorted_key = key[order]
-        # each pair with every edge from its point to a higher id: is that end a candidate
-        # of the same triangle, on the other side of its plane?
-        degree = self.first[point + 1] - self.first[point]
-        pair = np.repeat(np.arange(point.size), degree)
-        edge = np.repeat(self.first[point] - np.cumsum(degree) + degree, degree)
-        edge += np.arange(edge.size)
-        if not edge.size:
-            return None
-        other_key = tri[pair] * n + self.high[edge]
-        at = np.minimum(np.searchsorted(sorted_key, other_key), sorted_key.size - 1)
-        found = sorted_key[at] == other_key
-        other = order[at]
-        opposite = found & (side[pair] * side[other] < 0)
-        pair, edge, other = pair[opposite], edge[opposite], other[opposite]
+        # the pairs whose point's edge to a higher id ends at a candidate of the same
+        # triangle: found once for a set of candidates (kept over the substeps it serves)
+        if self._of is not point or self._of_tri is not tri:
+            self._linked = _linked_pairs(point, tri, self.first, self.high, n)
+            self._of, self._of_tri = point, tri
+        pair, edge, other = self._linked
         if not pair.size:
             return None
+        # ... and on the other side of its plane
+        opposite = (side[pair] * side[other] < 0).nonzero()[0]
+        if not opposite.size:
+            return None
+        pair, edge, other = pair[opposite], edge[opposite], other[opposite]
         s_a, s_b = side[pair], side[other]
         u = s_a / (s_a - s_b)
         a = take_columns(prev, self.low[edge])
@@ -96,3 +97,24 @@ class TangleFinder:
         best[piece[first]] = part[rank][first]
         gone = part != best[self.piece]
         return gone if gone.any() else None
+
+
+def _linked_pairs(
+    point: np.ndarray, tri: np.ndarray, first: np.ndarray, high: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of the candidate pairs (``point``, ``tri``), each pair with an edge from its point
+    to a higher id (edges ``first``/``high``, sorted by low end) whose other end is a
+    candidate of the same triangle: (pair ids, edge ids, the other end's pair ids)."""
+    key = tri * n + point
+    order = np.argsort(key)
+    sorted_key = key[order]
+    degree = first[point + 1] - first[point]
+    pair = np.repeat(np.arange(point.size), degree)
+    edge = np.repeat(first[point] - np.cumsum(degree) + degree, degree)
+    edge += np.arange(edge.size)
+    if not edge.size:
+        return pair, edge, pair
+    other_key = tri[pair] * n + high[edge]
+    at = np.minimum(np.searchsorted(sorted_key, other_key), sorted_key.size - 1)
+    found = (sorted_key[at] == other_key).nonzero()[0]
+    return pair[found], edge[found], order[at][found]
