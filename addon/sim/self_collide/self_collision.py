@@ -39,7 +39,7 @@ from ..settings import SimSettings
 from .all_pairs import AllPairs
 from .patch_tree import PatchTree
 from .rest_ring import RestRing
-from .slack import SLACK_MAX, cheapest_slack, farthest2, moved_rigidly, slack_for
+from .slack import SLACK_MAX, cheapest_slack, farthest2, farthest_rigidly2, slack_for
 from .tangles import TangleFinder
 
 TINY_DISTANCE = 1e-9
@@ -433,7 +433,7 @@ class SelfCollision(Collider):
             slack2 = self._slack * self._slack
             if farthest2(pos[:, :3] - pairs.built) <= slack2:
                 return pairs if pairs.count else None
-            if farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
+            if farthest_rigidly2(pairs.built, pos[:, :3]) <= slack2:
                 return pairs if pairs.count else None
         upper = slack_for(pos, prev, d)
         slack = cheapest_slack(upper, d, self._reached, self._slack, self.point_count)

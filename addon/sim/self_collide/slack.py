@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mesh.affine import transform_points
-
 SLACK_MIN, SLACK_MAX = 0.25, 0.5  # bounds of the slack, in distances
 SLACK_STEPS = 3.0  # the slack covers this many substeps of the fastest point's motion
 # a query's fixed cost (the tree walk, the cloth-wide arrays) in pairs a point, for the
@@ -24,20 +22,40 @@ def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
     the best-fit rigid motion of all of them is taken out (Kabsch: the rotation from the
     SVD of the covariance). Any rotation would do for the pairs' distances, which no
     rotation or shift changes; the best fit leaves the least motion to count."""
-    b = np.asarray(built, dtype=np.float64)
-    x = np.asarray(here, dtype=np.float64)
-    cb, cx = b.mean(axis=0), x.mean(axis=0)
-    b = b - cb
-    x = x - cx
-    # the covariance and the turn without BLAS products, which wake OpenBLAS's second
-    # thread from ~40k points (``mesh/affine.py``)
-    u, _, vt = np.linalg.svd(np.einsum("ni,nj->ij", b, x))
+    return np.stack(_rigid_residual(built, here), axis=1).astype(np.float32)
+
+
+def farthest_rigidly2(built: np.ndarray, here: np.ndarray) -> float:
+    """The largest squared length of ``moved_rigidly(built, here)``'s rows (float64)."""
+    m = _rigid_residual(built, here)
+    out = m[0] * m[0]
+    out += m[1] * m[1]
+    out += m[2] * m[2]
+    return float(out.max(initial=0.0))
+
+
+def _rigid_residual(built: np.ndarray, here: np.ndarray) -> list[np.ndarray]:
+    """``moved_rigidly``'s motion as three float64 columns ``(N,)``: one coordinate at a
+    time (a (3,) row broadcast over (N, 3) rows runs numpy's inner loop three elements at a
+    time), the covariance by einsum, not a BLAS product (which wakes OpenBLAS's second
+    thread from ~40k points: ``mesh/affine.py``)."""
+    b = [np.array(built[:, k], dtype=np.float64) for k in range(3)]
+    x = [np.array(here[:, k], dtype=np.float64) for k in range(3)]
+    for column in (*b, *x):
+        column -= column.mean()
+    cov = np.array([[np.einsum("n,n->", b[i], x[j]) for j in range(3)] for i in range(3)])
+    u, _, vt = np.linalg.svd(cov)
     if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
         u[:, -1] = -u[:, -1]
-    turn = np.eye(4)
-    turn[:3, :3] = u @ vt
-    moved = transform_points(turn, x, np.float64) - b  # here turned back onto built, minus built
-    return moved.astype(np.float32)
+    turn = u @ vt  # here turned back onto built, minus built
+    out = []
+    for k in range(3):
+        moved = x[0] * turn[k, 0]
+        moved += x[1] * turn[k, 1]
+        moved += x[2] * turn[k, 2]
+        moved -= b[k]
+        out.append(moved)
+    return out
 
 
 def farthest2(moved: np.ndarray) -> float:
