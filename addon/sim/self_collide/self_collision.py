@@ -31,7 +31,6 @@ from ..collide.broad_phase import box_pairs
 from ..collide.candidates import Candidates
 from ..collide.colliders import Collider, Scratch
 from ..collide.scan_count import SCANS
-from ..collide.surface_pose import gather
 from ..mesh.rows import take_columns
 from ..mesh.triangle_geometry import closest_points, dot, inside_triangle, unit_normals
 from ..model import ClothModel
@@ -183,28 +182,16 @@ class SelfCollision(Collider):
         # bounding spheres of the triangles (centroid, farthest corner) now and at rest: a
         # pair beyond the reach of the sphere now is dropped, one within the exclusion of
         # the rest centroid is excluded, one beyond the exclusion of the rest sphere is far
-        # at rest; only the rest between the two bounds at rest get their closest points.
-        # The sphere now first (it drops most), with each triangle's centroid and reach
-        # gathered as one 16-byte row; the rest test for the pairs it keeps
-        rows = np.zeros((len(positions), 4), dtype=np.float32)  # rows gathered as one item
-        rows[:, 0:3] = xs.T
-        here = take_columns(rows, point)
+        # at rest; only the rest between the two bounds at rest get their closest points
         centre, bound = _spheres(xs, tree.triangles, grow)
-        sphere = np.empty((len(tree.triangles), 4), dtype=np.float32)
-        sphere[:, 0:3] = centre.T
-        sphere[:, 3] = bound
-        sphere = np.ascontiguousarray(gather(sphere, tri).T)
         e2 = np.zeros(point.size, dtype=np.float32)
-        for k in range(3):
-            e = here[k] - sphere[k]
-            e2 += e * e
-        keep = np.flatnonzero(e2 < sphere[3])
-        point, tri, sure = point[keep], tri[keep], sure[keep]
         r2 = np.zeros(point.size, dtype=np.float32)
         for k in range(3):
+            e = np.take(xs[k], point) - np.take(centre[k], tri)
+            e2 += e * e
             e = np.take(rest[k], point) - np.take(self._rest_centre[k], tri)
             r2 += e * e
-        keep = sure | (r2 * np.float32(RELATIVE_SURE) >= ex2)
+        keep = (e2 < np.take(bound, tri)) & (sure | (r2 * np.float32(RELATIVE_SURE) >= ex2))
         point, tri, sure, r2 = point[keep], tri[keep], sure[keep], r2[keep]
         sure |= r2 > np.take(self._rest_bound, tri)
         corners = [np.take(tree.triangles[:, k], tri) for k in range(3)]
