@@ -10,7 +10,7 @@ import pytest
 from addon.sim import ClothModel, SimSettings, Simulator
 from addon.sim.mesh.springs import bend_springs, face_edges, merge_with_kinds, shear_springs
 from addon.sim.self_collide.self_collision import SelfCollision
-from addon.sim.self_collide.slack import cheapest_slack, moved_rigidly
+from addon.sim.self_collide.slack import cheapest_slack, farthest_rigidly2, moved_rigidly
 from addon.sim.xpbd.solver import XpbdSolver
 
 from .grids import folded_over, quad_grid
@@ -252,8 +252,29 @@ def test_the_rigid_fit_of_a_big_cloth_runs_on_one_thread() -> None:
     before = settled_ticks()
     for _ in range(200):
         moved = moved_rigidly(built, here)
+        farthest = farthest_rigidly2(built, here)
     assert other_threads_ticks() - before <= 5
-    assert np.abs(moved).max() < 1e-5
+    assert np.abs(moved).max() < 1e-5 and farthest < 1e-10
+
+
+def test_the_motion_beyond_the_rigid_fit_is_kabschs() -> None:
+    # against a Kabsch fit written here (matrix products over 300 points): a cloud turned,
+    # shifted and bent; the farthest point's squared motion beyond the fit, and every row
+    rng = np.random.default_rng(7)
+    built = rng.uniform(-0.3, 0.3, (300, 3))
+    c, s = np.cos(1.1), np.sin(1.1)
+    turn = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+    bent = built + np.stack([0 * built[:, 0], 0 * built[:, 0], 0.2 * built[:, 0] ** 2], 1)
+    here = bent @ turn.T + [0.4, 0.1, -0.7]
+    b, x = built - built.mean(axis=0), here - here.mean(axis=0)
+    u, _, vt = np.linalg.svd(b.T @ x)
+    if np.linalg.det(u @ vt) < 0:
+        u[:, -1] = -u[:, -1]
+    expected = x @ (u @ vt).T - b
+    assert np.allclose(moved_rigidly(built, here), expected, atol=1e-6)
+    want = float((expected**2).sum(axis=1).max())
+    assert want > 1e-4  # the bend is not a rigid motion
+    assert abs(farthest_rigidly2(built, here) - want) < 1e-12
 
 
 def test_the_search_is_the_all_pairs_pass_up_to_a_million_pairs() -> None:
@@ -370,10 +391,10 @@ def test_a_sheet_moving_within_the_slack_keeps_its_pairs_without_the_rigid_fit(
     assert first is not None and collision.rebuilds == 1
     slack = collision._slack  # 0.25-0.5 distances: 3.75-7.5 mm
 
-    def no_fit(built: np.ndarray, here: np.ndarray) -> np.ndarray:
+    def no_fit(built: np.ndarray, here: np.ndarray) -> float:
         raise AssertionError("the rigid fit was looked for")
 
-    monkeypatch.setattr(self_collision, "moved_rigidly", no_fit)
+    monkeypatch.setattr(self_collision, "farthest_rigidly2", no_fit)
     wobble = np.random.default_rng(5).uniform(-1.0, 1.0, folded.shape) * (0.5 * slack / 2.0)
     moved = XpbdSolver.make_state(folded + wobble)  # each point at most 0.87 slack away
     assert collision._candidates(moved, start, D) is first

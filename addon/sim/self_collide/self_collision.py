@@ -38,7 +38,7 @@ from ..settings import SimSettings
 from .all_pairs import RELATIVE_SURE, AllPairs, spheres
 from .patch_tree import PatchTree
 from .rest_ring import RestRing
-from .slack import SLACK_MAX, cheapest_slack, farthest2, moved_rigidly, slack_for
+from .slack import SLACK_MAX, cheapest_slack, farthest2, farthest_rigidly2, slack_for
 from .tangles import TangleFinder
 
 TINY_DISTANCE = 1e-9
@@ -438,7 +438,7 @@ class SelfCollision(Collider):
             # a shift is a rigid motion: the mean's taken out before the best fit's SVD
             if farthest2(moved - moved.mean(axis=0)) <= slack2:
                 return pairs if pairs.count else None
-            if farthest2(moved_rigidly(pairs.built, pos[:, :3])) <= slack2:
+            if farthest_rigidly2(pairs.built, pos[:, :3]) <= slack2:
                 return pairs if pairs.count else None
         upper = slack_for(pos, prev, d)
         slack = cheapest_slack(upper, d, self._reached, self._slack, self.point_count)

@@ -22,29 +22,45 @@ def moved_rigidly(built: np.ndarray, here: np.ndarray) -> np.ndarray:
     the best-fit rigid motion of all of them is taken out (Kabsch: the rotation from the
     SVD of the covariance). Any rotation would do for the pairs' distances, which no
     rotation or shift changes; the best fit leaves the least motion to count."""
+    moved = np.empty((len(here), 3), dtype=np.float32)
+    for k, column in enumerate(_rigid_residual(built, here)):
+        moved[:, k] = column
+    return moved
+
+
+def farthest_rigidly2(built: np.ndarray, here: np.ndarray) -> float:
+    """The largest squared length of ``moved_rigidly(built, here)``'s rows (float64)."""
+    m = _rigid_residual(built, here)
+    out = m[0] * m[0]
+    out += m[1] * m[1]
+    out += m[2] * m[2]
+    return float(out.max(initial=0.0))
+
+
+def _rigid_residual(built: np.ndarray, here: np.ndarray) -> list[np.ndarray]:
+    """``moved_rigidly``'s motion as three float64 columns ``(N,)``, one coordinate at a time
+    (a (3,) row broadcast over (N, 3) rows runs numpy's inner loop three elements at a time);
+    the covariance by einsum, not a BLAS product (which wakes OpenBLAS's second thread from
+    ~40k points: ``mesh/affine.py``)."""
     b = np.asarray(built, dtype=np.float64)
     x = np.asarray(here, dtype=np.float64)
     count = max(len(b), 1)
     # the means as ``mean`` sums them (pairwise), without its Python-level wrapper
     b = b - np.add.reduce(b, axis=0) / count
     x = x - np.add.reduce(x, axis=0) / count
-    # the covariance and the turn without BLAS products, which wake OpenBLAS's second
-    # thread from ~40k points (``mesh/affine.py``)
     u, _, vt = np.linalg.svd(np.einsum("ni,nj->ij", b, x))
     if np.linalg.det(u @ vt) < 0:  # a reflection: the nearest proper rotation instead
         u[:, -1] = -u[:, -1]
-    turn = (u @ vt).tolist()
-    # here turned back onto built, minus built: per output column, three scaled input
-    # columns (a (N, 1) x (3,) broadcast, as ``transform_points`` makes, costs 10x)
-    moved = np.empty((len(x), 3), dtype=np.float32)
+    turn = (u @ vt).tolist()  # here turned back onto built, minus built
+    out = []
     for k in range(3):
         row = turn[k]
         column = x[:, 0] * row[0]
         column += x[:, 1] * row[1]
         column += x[:, 2] * row[2]
         column -= b[:, k]
-        moved[:, k] = column
-    return moved
+        out.append(column)
+    return out
 
 
 def farthest2(moved: np.ndarray) -> float:
