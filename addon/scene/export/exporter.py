@@ -24,7 +24,7 @@ from ...xfile.writer import writable_target, write_file
 from ..cloth import override as cloth_override
 from ..imp.progress import Progress
 from ..rig.armature import read_matrix
-from ..rig.rig_math import inverse4
+from ..rig.rig_math import safe_inverse4
 from .animation_export import (
     Track,
     action_slots,
@@ -103,7 +103,10 @@ def _parent_world(obj: bpy.types.Object, parent: bpy.types.Object | None) -> np.
 def _local(obj: bpy.types.Object, st: _State) -> np.ndarray:
     parent = _exported_parent(obj, st)
     world = read_matrix(obj.matrix_world)
-    return st.space.matrix(inverse4(_parent_world(obj, parent)) @ world)
+    # a parent scaled to zero has no inverse: the pseudo-inverse; values that overflow here
+    # are written as D3DX writes them, and said (``non_finite_warnings``)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return st.space.matrix(safe_inverse4(_parent_world(obj, parent)) @ world)
 
 
 def _baked(obj: bpy.types.Object, st: _State) -> bool:

@@ -263,6 +263,8 @@ def _per_vertex(
     """The per-corner rows as one row per vertex (the last corner's, unused vertices 0), or
     None when some vertex's corners disagree (compared as floats: -0 == 0, NaN != NaN; with
     ``exact``, bit for bit). ``last``: :func:`last_corners`, shared by the arrays checked."""
+    if not len(per_loop):  # a mesh without faces: every vertex unused
+        return np.zeros((n, *per_loop.shape[1:]), dtype=per_loop.dtype)
     words = _words(per_loop)
     if last is None:
         last = last_corners(loop_vertex, n)

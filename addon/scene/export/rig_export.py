@@ -16,7 +16,7 @@ from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..cloth.data import DAMPING_GROUP, MASS_GROUP, STIFFNESS_GROUP
 from ..rig.armature import read_matrix
-from ..rig.rig_math import inverse4
+from ..rig.rig_math import safe_inverse4
 from .legacy import strongest_weights
 from .mesh_arrays import VertexMap
 from .plan.names import ascii_name, sanitize
@@ -38,7 +38,7 @@ def bone_world(arm: bpy.types.Object, name: str) -> np.ndarray:
     assert isinstance(data, bpy.types.Armature)
     bone = data.bones[name]
     pose = arm.pose.bones[name].matrix if arm.pose is not None else bone.matrix_local
-    posed = read_matrix(pose) @ inverse4(read_matrix(bone.matrix_local)) @ bind_of(bone)
+    posed = read_matrix(pose) @ safe_inverse4(read_matrix(bone.matrix_local)) @ bind_of(bone)
     return read_matrix(arm.matrix_world) @ posed
 
 
@@ -69,7 +69,8 @@ def bone_locals(
                 basis = read_matrix(pose_bone.matrix_basis)
             elif stored is not None and len(stored) == 16:
                 basis = np.array(list(stored), dtype=np.float64).reshape(4, 4)
-        local = inverse4(parent) @ rest @ basis @ inverse4(rest) @ bind_of(bone)
+        with np.errstate(over="ignore", invalid="ignore"):  # said by the writer's check
+            local = safe_inverse4(parent) @ rest @ basis @ safe_inverse4(rest) @ bind_of(bone)
         out[bone.name] = space.matrix(local)
     return out
 
@@ -126,7 +127,7 @@ def skin_objects(
     data = arm.data
     assert isinstance(data, bpy.types.Armature)
     weights = vertex_weights(obj)
-    s = inverse4(read_matrix(arm.matrix_world)) @ read_matrix(obj.matrix_world)
+    s = safe_inverse4(read_matrix(arm.matrix_world)) @ read_matrix(obj.matrix_world)
     n_file = len(vmap.source)
     counts = np.zeros(n_file, dtype=np.int64)
     face_of = np.repeat(np.arange(len(sizes)), sizes)
@@ -148,7 +149,7 @@ def skin_objects(
     for bone in data.bones:  # only the bones that move some vertex, as files have them
         idx, w = _skin_entry(bone.name, obj.vertex_groups.get(bone.name), weights, vmap)
         if len(idx):
-            add(bone_names[bone.name], idx, w, space.matrix(inverse4(bind_of(bone)) @ s))
+            add(bone_names[bone.name], idx, w, space.matrix(safe_inverse4(bind_of(bone)) @ s))
     strays = [
         g for g in obj.vertex_groups
         if g.name not in data.bones and g.name not in _CLOTH_GROUPS and g.index in weights

@@ -61,7 +61,8 @@ class TokenWriter:
     def _floats(self, values: np.ndarray) -> np.ndarray:
         if values.dtype.kind != "f":
             values = values.astype(np.float64)
-        return np.ascontiguousarray(values.astype(self.float_dtype, copy=False))
+        with np.errstate(over="ignore"):  # past float32: inf, as the exporter says it writes
+            return np.ascontiguousarray(values.astype(self.float_dtype, copy=False))
 
     def numbers(self, values: Any, integer: bool) -> None:
         arr = np.asarray(values).reshape(-1)
