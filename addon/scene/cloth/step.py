@@ -61,15 +61,16 @@ def import_cloth(ctx: BuildContext) -> None:
 
 def model_size(objects: list[bpy.types.Object]) -> float:
     """The largest extent (Blender units) of the objects' world bounding boxes together."""
-    corners = [
-        np.asarray(o.matrix_world) @ np.c_[np.asarray(o.bound_box), np.ones(8)].T
-        for o in objects
-        if o.type == "MESH"
-    ]
-    if not corners:
-        return 0.0
-    points = np.concatenate([c[:3].T for c in corners])
-    return float(np.max(np.ptp(points, axis=0)))
+    with np.errstate(over="ignore", invalid="ignore"):  # a box near float32's end: not finite
+        corners = [
+            np.asarray(o.matrix_world) @ np.c_[np.asarray(o.bound_box), np.ones(8)].T
+            for o in objects
+            if o.type == "MESH"
+        ]
+        if not corners:
+            return 0.0
+        points = np.concatenate([c[:3].T for c in corners])
+        return float(np.max(np.ptp(points, axis=0)))  # not finite: no hint (``scale_hint``)
 
 
 def scale_hint(size: float, options: ImportOptions) -> str | None:
