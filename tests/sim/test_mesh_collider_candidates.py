@@ -319,7 +319,7 @@ def test_a_few_points_get_a_coarser_grid_and_the_same_contacts(
     # the grid is built every window for about the cloth's points: 60 points by a
     # 1,280-triangle sphere (fewer than a quarter of its pieces) list fewer entries a box,
     # and find the contacts a grid of ENTRIES a box finds
-    from addon.sim.collide import mesh_collider
+    from addon.sim.collide import surface_grid
 
     verts, faces = icosphere(3, 0.3)
     rng = np.random.default_rng(7)
@@ -337,7 +337,7 @@ def test_a_few_points_get_a_coarser_grid_and_the_same_contacts(
         return found, len(collider._grid.boxes)
 
     coarse, listed_coarse = run()
-    monkeypatch.setattr(mesh_collider, "FEW_POINTS", 1e-9)  # as many points as pieces
+    monkeypatch.setattr(surface_grid, "FEW_POINTS", 1e-9)  # as many points as pieces
     fine, listed_fine = run()
     assert listed_coarse < 0.6 * listed_fine, (listed_coarse, listed_fine)  # 11,761 vs 43,633
     assert coarse[0].size > 10  # points in reach of the sphere (47)

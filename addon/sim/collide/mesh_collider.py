@@ -9,10 +9,10 @@ frame). A point is kept ``outer + margin`` (the reach) in front of the surface:
   a point up to ``inner`` behind the surface is pushed out to the front;
 - two-sided (``inner == 0``): each point stays on the side it was on at the substep's start.
 
-Contacts come from candidate point-triangle pairs (a ``record_grid.RecordGrid`` of the
-triangles' boxes over the frame, grown by the reach plus a slack, a long triangle's box cut
-in pieces so a limb's slivers do not fill the grid's cells, only the triangles near the
-cloth's box listed), kept for each point while it moves with its nearest triangle within a
+Contacts come from candidate point-triangle pairs (a grid of the triangles' boxes over the
+frame, grown by the reach plus a slack, a long triangle's box cut in pieces so a limb's
+slivers do not fill the grid's cells, only the triangles near the cloth's box listed:
+``surface_grid.py``), kept for each point while it moves with its nearest triangle within a
 slack and no farther than the grown boxes allow (``surface_pairs.py``), so a cloth resting
 on a moving body is asked about about once a frame. Per substep every pair gets its closest
 point and a swept test, and each point one contact (``mesh_contacts.py``); a moving
@@ -30,10 +30,11 @@ import numpy as np
 
 from ..mesh.rows import put_rows, take_columns, take_rows
 from ..mesh.triangle_geometry import closest_points, dot
+from . import surface_grid
 from .colliders import Collider, Contacts, Scratch, friction_of, limit_slip, normal_axes
 from .inside import closed_surface
 from .mesh_contacts import closest_contacts, no_contacts
-from .record_grid import RecordGrid, triangle_pieces
+from .record_grid import RecordGrid
 from .scan_count import SCANS
 from .surface_pairs import AnchoredPairs, path_lengths, query_along
 from .surface_pose import SurfacePose, gather, least_at_corners, poses_ahead
@@ -47,27 +48,6 @@ SLACK_CONTACT, SLACK_FREE = 0.25, 1.0
 # reaches: the triangles' boxes in the grid are grown by this beyond the reach
 LIMIT = 0.5
 RIGID_TOLERANCE = 1e-7  # a surface whose corners moved alike within this moved as a whole
-# the grid's spacing, in median grown-box sides: finer cells let fewer boxes past a cell to
-# the exact box test (a point's cell holds the boxes of a patch of cell + box side)
-GRID_CELL = 0.35
-# cell entries a piece's box may list on average: cells smaller than a box let fewer boxes
-# past a cell to the exact box test (at 64 a frame of the walking body's cape scans 1.8M
-# entries, not 5.8M at 27, for a build of 1.5M entries)
-ENTRIES = 64.0
-# ... but a grid is built every window and asked about by about the cloth's points: with
-# fewer than a quarter as many points as the surface's triangles it lists fewer entries a
-# box, down to a quarter of ENTRIES (the demo's 513-point cape on 4,661 pieces listed 92k
-# entries a frame to scan 8k: its grid took 7.6 ms a frame, 3.3 at 28 entries, the scans as
-# before; counted on all the triangles, not the listed ones, which a small cloth makes few)
-FEW_POINTS = 0.25
-# long triangles' boxes are cut in pieces about this long, in grows (reach + limit): a
-# piece's box is then its grown size about alike in every direction
-PIECE = 2.0
-# the grid lists the triangles near the cloth: within this many grows (reach + limit) of
-# the box of its points when built; a query beyond it builds again (the demo's cape lists
-# 1,605 of its body's 4,662 pieces, 2,246 at 3 grows, and never builds twice a frame; at 0.5
-# it built 47 grids in 41 frames)
-REGION = 1.5
 # rows of named triangles computed ahead for the substeps to come, at most (a small
 # cloth's few dozen triangles: the whole frame in one pass; a large one's: a substep)
 AHEAD_ROWS = 4096
@@ -83,28 +63,6 @@ def _vertices(value: np.ndarray, name: str) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} has non-finite coordinates")
     return arr.copy()
-
-
-def _region(here: np.ndarray, start: np.ndarray | None, margin: float) -> np.ndarray:
-    """The box ``(2, 3)`` (lo, hi) of points ``here`` and ``start`` grown by ``margin``."""
-    lo, hi = here.min(axis=0, initial=np.inf), here.max(axis=0, initial=-np.inf)
-    if start is not None:
-        lo = np.minimum(lo, start.min(axis=0, initial=np.inf))
-        hi = np.maximum(hi, start.max(axis=0, initial=-np.inf))
-    return np.array([lo - margin, hi + margin])
-
-
-def _within(
-    region: np.ndarray,
-    here: np.ndarray,
-    start: np.ndarray | None,
-    chosen: np.ndarray,
-    slop: float,
-) -> bool:
-    """Do the ``chosen`` points' paths from ``start`` to ``here`` lie in box ``region``
-    shrunk by ``slop``? (Points sampled along a path in float32 may round past its ends.)"""
-    inner = _region(here[chosen], None if start is None else start[chosen], slop)
-    return bool((inner[0] >= region[0]).all() and (inner[1] <= region[1]).all())
 
 
 def _triangles(value: np.ndarray, vertex_count: int) -> np.ndarray:
@@ -525,30 +483,12 @@ class MeshCollider(Collider):
         if (
             self._grid is None
             or self._grid_grow != grow
-            or not _within(self._grid_region, here, before, chosen, 0.01 * REGION * grow)
+            or not surface_grid.holds(self._grid_region, here, before, chosen, grow)
         ):
-            # only the triangles whose grown boxes meet the cloth's box (grown by a margin
-            # for the moves to come: a later query beyond it builds again); long triangles
-            # in pieces: each piece's box lists few cells (see ``triangle_pieces``), and the
-            # cells are sized from the pieces' boxes
-            region = _region(here, before, REGION * grow)
-            self._grid_region = region
-            kept = np.flatnonzero(
-                (self._box_hi[:, 0] + grow >= region[0, 0])
-                & (self._box_lo[:, 0] - grow <= region[1, 0])
-                & (self._box_hi[:, 1] + grow >= region[0, 1])
-                & (self._box_lo[:, 1] - grow <= region[1, 1])
-                & (self._box_hi[:, 2] + grow >= region[0, 2])
-                & (self._box_lo[:, 2] - grow <= region[1, 2])
-            )
-            owner, lo, hi = triangle_pieces(*self._window_poses, self.triangles[kept], PIECE * grow)
-            owner = kept[owner]
-            lo -= grow
-            hi += grow
-            cell = GRID_CELL * float(np.median((hi - lo).max(axis=1))) if len(lo) else None
-            share = min(max(len(pos) / (FEW_POINTS * max(len(self.triangles), 1)), 0.25), 1.0)
-            entries = ENTRIES * share
-            self._grid = RecordGrid(lo, hi, cell=cell, owner=owner, entries_per_box=entries)
+            self._grid, self._grid_region = surface_grid.build(
+                self._box_lo, self._box_hi, self._window_poses, self.triangles,
+                here, before, grow, len(pos),
+            )  # fmt: skip
             self._grid_grow = grow
         path = path_lengths(here, before, chosen)  # all in the drifting frame
         point, tri = query_along(self._grid, here, before, chosen, path, limit)
