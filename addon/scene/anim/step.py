@@ -47,9 +47,7 @@ def animation_targets(ctx: BuildContext, rig: Rig | None) -> AnimationTargets:
             targets.skipped.add(frame.name)  # D3D skins ignore the mesh's frame matrix
             continue
         targets.objects[frame.name] = obj
-        rest = np.asarray(frame.matrix, dtype=np.float64)
-        # as the frame's object got it (``imp/frames.py``): a non-finite matrix is identity
-        targets.rest_locals[frame.name] = rest if np.isfinite(rest).all() else np.eye(4)
+        targets.rest_locals[frame.name] = np.asarray(frame.matrix, dtype=np.float64)
     return targets
 
 
