@@ -62,23 +62,27 @@ def closest_contacts(
     ball = planes[7] + np.float32(max(reach, limit))
     in_ball = dot(off_centre, off_centre) <= ball * ball
     live = (((height < reach) & (height > -limit) & in_ball) | crossed).nonzero()[0]
+    p = p1[:, live]  # the live pairs' points at the end (and below, at the start), (3, k)
+    p_start: np.ndarray | None = None
     if live.size and start is end:
         # a still surface: drop pairs whose path stays beyond an edge of the triangle by more
         # than the reach and the path (a large triangle's ball holds points over its
         # neighbour); they could not be nearer than a kept pair that makes a contact
         path = np.zeros(live.size, dtype=np.float32)
+        p_start = p if prev is None else p0[:, live]
         if prev is not None:
-            step = p1[:, live] - p0[:, live]
+            step = p - p_start
             path = np.sqrt(dot(step, step))
         margin = np.float32(1.01) * (np.float32(max(reach, limit)) + path) + np.float32(1e-6)
-        live = live[~end.beyond_edges(tri[live], p1[:, live], p0[:, live], margin)]
+        near = ~end.beyond_edges(tri[live], p, p_start, margin)
+        live, p = live[near], p[:, near]
+        p_start = p if prev is None else p_start[:, near]
     if not live.size:
         return no_contacts(dtype)
 
     live_tri = tri[live]
     c1 = end.corner_columns(live_tri)
     c0 = c1 if start is end else start.corner_columns(live_tri)
-    p = p1[:, live]
     q, bary, on_face = closest_points(p, *c1)
     e = p - q
     dist = np.sqrt(dot(e, e))
@@ -88,7 +92,9 @@ def closest_contacts(
         h = height[live]
         crossed_live = crossed[live]
     else:  # a point's side of a two-sided surface: the same for all of its triangles
-        side_live = _point_sides(pairs, live, p0[:, live], c0, s0[live])
+        if p_start is None:
+            p_start = p0[:, live]
+        side_live = _point_sides(pairs, live, p_start, c0, s0[live])
         h = side_live * s1[live]
         crossed_live = (side_live * s0[live] >= 0) & (h < 0)
     flat = on_face | (dist <= TINY_DISTANCE)
