@@ -33,7 +33,7 @@ from ..mesh.triangle_geometry import closest_points, dot
 from . import surface_grid
 from .colliders import Collider, Contacts, Scratch, friction_of, limit_slip, normal_axes
 from .inside import closed_surface
-from .mesh_contacts import closest_contacts, no_contacts
+from .mesh_contacts import closest_contacts, few_pairs, no_contacts
 from .record_grid import RecordGrid
 from .scan_count import SCANS
 from .surface_pairs import AnchoredPairs, path_lengths, query_along
@@ -351,7 +351,9 @@ class MeshCollider(Collider):
             return no_contacts(dtype)
         one_sided = self.inner > 0.0
         limit = self.inner if one_sided else reach
-        found = closest_contacts(pairs, pos, prev, reach, limit, one_sided, self._end, self._start)
+        found = closest_contacts(
+            pairs, pos, prev, reach, limit, one_sided, self._end, self._start, self._culled(prev)
+        )
         SCANS.mesh_contacts += int(found[0].size)
         return found
 
@@ -379,9 +381,12 @@ class MeshCollider(Collider):
                 return None
         few = len(self.triangles)
         if few <= FEW_TRIANGLES:
-            pairs.assign(np.repeat(ids, few), np.tile(np.arange(few, dtype=np.int64), ids.size))
-            SCANS.mesh_scanned += pairs.count  # every pair scanned and kept: no grid
-            SCANS.mesh_in_box += pairs.count
+            if self._culled(prev):  # a still surface: the triangles a path comes near
+                pairs.assign(*few_pairs(self._static, pos, prev, ids, max(reach, self.inner)))
+            else:
+                pairs.assign(np.repeat(ids, few), np.tile(np.arange(few, dtype=np.int64), ids.size))
+            SCANS.mesh_scanned += ids.size * few  # every pair scanned: no grid
+            SCANS.mesh_in_box += ids.size * few
             SCANS.mesh_kept += pairs.count
             self.rebuilds += 1
             return pairs if pairs.count else None
@@ -409,6 +414,10 @@ class MeshCollider(Collider):
             named = np.concatenate([pairs.tri, pairs.anchor_tri[pairs.anchor_tri >= 0]])
             self._wanted = np.unique(named)
         return pairs if pairs.count else None
+
+    def _culled(self, prev: np.ndarray | None) -> bool:
+        """Whether the pairs come from ``few_pairs`` (a still surface of few triangles)."""
+        return not self.moving and prev is not None and len(self.triangles) <= FEW_TRIANGLES
 
     def _near_surface(self, here: np.ndarray, start: np.ndarray | None, grow: float) -> np.ndarray:
         """Per point: does its path over the substep (its box, in the drifting frame) meet

@@ -32,6 +32,7 @@ def closest_contacts(
     one_sided: bool,
     end: SurfacePose,
     start: SurfacePose,
+    culled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One contact per point of ``pairs`` in reach: ids ``(k,)``, outward normals ``(3, k)``,
     pushes ``(k,)`` and the surface's motion at the contact over the substep ``(3, k)``.
@@ -40,6 +41,7 @@ def closest_contacts(
     object when it stands still); ``limit``: how far behind the surface a point is pushed
     out. Pairs whose point neither crossed the triangle's plane nor is within reach of both
     that plane and the triangle's bounding ball are dropped before the closest points.
+    ``culled``: a still surface's pairs came from :func:`few_pairs`, which made its edge test.
     """
     dtype = pos.dtype
     tri = pairs.tri
@@ -64,7 +66,7 @@ def closest_contacts(
     live = (((height < reach) & (height > -limit) & in_ball) | crossed).nonzero()[0]
     p = p1[:, live]  # the live pairs' points at the end (and below, at the start), (3, k)
     p_start: np.ndarray | None = None
-    if live.size and start is end:
+    if live.size and start is end and not culled:
         # a still surface: drop pairs whose path stays beyond an edge of the triangle by more
         # than the reach and the path (a large triangle's ball holds points over its
         # neighbour); they could not be nearer than a kept pair that makes a contact
@@ -73,8 +75,7 @@ def closest_contacts(
         if prev is not None:
             step = p - p_start
             path = np.sqrt(dot(step, step))
-        margin = np.float32(1.01) * (np.float32(max(reach, limit)) + path) + np.float32(1e-6)
-        near = ~end.beyond_edges(tri[live], p, p_start, margin)
+        near = ~end.beyond_edges(tri[live], p, p_start, _edge_margin(max(reach, limit), path))
         live, p = live[near], p[:, near]
         p_start = p if prev is None else p_start[:, near]
     if not live.size:
@@ -138,6 +139,36 @@ def closest_contacts(
         w = bary[:, b]
         motion = sum((c1[k][:, b] - c0[k][:, b]) * w[k] for k in range(3))
     return pairs.point[best_pairs], normal.astype(dtype), push, motion.astype(dtype)
+
+
+def few_pairs(
+    pose: SurfacePose, pos: np.ndarray, prev: np.ndarray, ids: np.ndarray, reach: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (point, triangle), point-sorted, of points ``ids`` and a still surface of
+    few triangles (a floor) whose path over the substep does not stay beyond a grown edge of
+    the triangle by more than ``reach`` and the path: the still surface's edge test of
+    :func:`closest_contacts`, the same arithmetic, made a triangle at a time before pairing
+    (a point over a floor's quad is beyond the diagonal of one of its two triangles)."""
+    p1 = take_columns(pos, ids).astype(np.float32, copy=False)
+    p0 = take_columns(prev, ids).astype(np.float32)
+    step = p1 - p0
+    margin = _edge_margin(reach, np.sqrt(dot(step, step)))
+    edges = pose.edge_planes
+    near = np.empty((ids.size, len(edges)), dtype=bool)  # a row a point, as pairs are sorted
+    for t, planes in enumerate(edges):
+        far = np.zeros(ids.size, dtype=bool)
+        for k in range(3):
+            normal, offset = planes[4 * k : 4 * k + 3], planes[4 * k + 3] + margin
+            far |= (dot(normal, p1) > offset) & (dot(normal, p0) > offset)
+        near[:, t] = ~far
+    point, tri = near.nonzero()
+    return ids[point], tri.astype(np.int64)
+
+
+def _edge_margin(reach: float, path: np.ndarray) -> np.ndarray:
+    """How far beyond an edge a point's path must stay to be left out: the reach and the
+    path, with a hundredth to spare for rounding."""
+    return np.float32(1.01) * (np.float32(reach) + path) + np.float32(1e-6)
 
 
 def _point_sides(
