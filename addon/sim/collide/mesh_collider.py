@@ -381,7 +381,7 @@ class MeshCollider(Collider):
                 return None
         few = len(self.triangles)
         if few <= FEW_TRIANGLES:
-            if self._culled(prev):  # a still surface: the triangles a path comes near
+            if prev is not None and self._culled(prev):  # still: the triangles a path nears
                 pairs.assign(*few_pairs(self._static, pos, prev, ids, max(reach, self.inner)))
             else:
                 pairs.assign(np.repeat(ids, few), np.tile(np.arange(few, dtype=np.int64), ids.size))
