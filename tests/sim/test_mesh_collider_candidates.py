@@ -102,7 +102,7 @@ def _turning_run(monkeypatch: pytest.MonkeyPatch, always: bool) -> tuple[np.ndar
         monkeypatch.setattr(
             AnchoredPairs,
             "_used",
-            lambda self, ends, ids: np.full(ids.size, 2.0, np.float32),
+            lambda self, ends, ids, still=False: np.full(ids.size, 2.0, np.float32),
         )
     model = grid_model(25, size=1.0, height=0.35)
     model.rest_positions[:, :2] -= 0.5

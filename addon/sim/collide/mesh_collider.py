@@ -105,6 +105,8 @@ class MeshCollider(Collider):
         self._ahead_of: np.ndarray | None = None  # the wanted triangles they are of
         self._t0 = self._t1 = 1.0
         self._pairs: AnchoredPairs | None = None
+        # the surface has not moved since the pairs were made: their anchors stay put
+        self._pairs_still = False
         self._cur = np.zeros((0, 3))
         self._drift = self._offset = np.zeros(3)
         # corner velocities in the drifting frame over the window (see ``_open_window``)
@@ -140,6 +142,8 @@ class MeshCollider(Collider):
         self._motion = cur - prev
         self._ahead = {}  # rows of poses to come (``_look_ahead``), of this pose only
         self.moving = not np.array_equal(prev, cur)
+        # pairs kept through a move hold anchors placed at other poses
+        self._pairs_still = self._pairs_still and not self.moving
         self._drift = drift
         if held:
             self._window = (0.0, 1.0)
@@ -368,6 +372,7 @@ class MeshCollider(Collider):
         pairs = self._pairs
         if pairs is None or pairs.reach != reach:
             pairs = self._pairs = AnchoredPairs(reach, LIMIT * reach)
+            self._pairs_still = not self.moving
         ids = self._all_ids(len(pos)) if movable is None else movable.nonzero()[0]
         queries = pairs.queries
         here = self._drifted(pos, self._t1)
@@ -406,6 +411,7 @@ class MeshCollider(Collider):
             None if start is None else anchor_start,
             ids,
             lambda chosen: self._query(pos, here, start, chosen, reach),
+            still=self._pairs_still,
         )
         if away.size:
             pairs.forget(away)  # asked again when they come near (the surface may have moved)

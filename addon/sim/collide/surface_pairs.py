@@ -65,10 +65,13 @@ class AnchoredPairs:
         anchor_start: Anchor | None,
         ids: np.ndarray,
         query: Query,
+        still: bool = False,
     ) -> None:
         """Query again the points of ``ids`` whose substep started or ended beyond either
         bound (all of them the first time); ``here``/``start`` ``(N, 3)`` float32 in the
-        drifting frame, ``anchor_here``/``anchor_start`` the anchors' positions then."""
+        drifting frame, ``anchor_here``/``anchor_start`` the anchors' positions then.
+        ``still``: the surface has not moved since the anchors were placed (they are where
+        they were: a point's motion relative to its anchor is its motion)."""
         if self.built is None or self.built.shape != here.shape:
             n = len(here)
             self.built = here.copy()
@@ -82,7 +85,7 @@ class AnchoredPairs:
         ends = [(here, anchor_here)]
         if start is not None and anchor_start is not None:
             ends.append((start, anchor_start))
-        used = self._used(ends, ids)
+        used = self._used(ends, ids, still)
         if not (used > 1.0).any():
             return
         early = used > np.float32(EARLY_SHARE * EARLY_SHARE)
@@ -99,7 +102,9 @@ class AnchoredPairs:
             self.built[fresh] = FAR
             self.forgotten[fresh] = True
 
-    def _used(self, ends: list[tuple[np.ndarray, Anchor]], ids: np.ndarray) -> np.ndarray:
+    def _used(
+        self, ends: list[tuple[np.ndarray, Anchor]], ids: np.ndarray, still: bool = False
+    ) -> np.ndarray:
         """How much of its bounds each point of ``ids`` has used at the substep's end and
         start (``ends``: the points ``(N, 3)`` and their anchors then), squared ``(k,)``
         float32: the larger of its motion over ``limit`` and its motion relative to its
@@ -119,8 +124,10 @@ class AnchoredPairs:
                 moved = gather(rows, ids) - built
                 used = _norm2(moved) / self.limit2
                 if has.size:
-                    carried = anchor(tri, weights) - anchor_at
-                    slid = _norm2(moved[has] - carried) / slack2
+                    relative = (
+                        moved[has] if still else moved[has] - (anchor(tri, weights) - anchor_at)
+                    )
+                    slid = _norm2(relative) / slack2
                     used[has] = np.fmax(used[has], slid)
                 out = used if out is None else np.maximum(out, used, out=out)
         assert out is not None
