@@ -41,27 +41,6 @@ def test_closest_points_match_the_case_by_case_reference() -> None:
     assert 0 < face.sum() < k and (bary[:, face] >= -1e-9).all()
 
 
-def test_a_mixed_batch_gives_each_pair_the_bits_it_gets_alone() -> None:
-    """The edges' part runs on the pairs off the face only: a pair's point, weights and
-    region are those of the pair computed by itself (float32, as the solvers use them)."""
-    rng = np.random.default_rng(8)
-    k = 400
-    a, b, c = (rng.normal(0.0, 1.0, (3, k)).astype(np.float32) for _ in range(3))
-    centre = (a + b + c) / np.float32(3.0)
-    p = (centre + rng.normal(0.0, 0.4, (3, k))).astype(np.float32)  # over the face or beside
-    q, bary, face = closest_points(p, a, b, c)
-    assert 0 < face.sum() < k
-    for i in range(k):
-        one = [x[:, i : i + 1] for x in (p, a, b, c)]
-        q1, bary1, face1 = closest_points(*one)
-        assert np.array_equal(q1[:, 0], q[:, i]) and np.array_equal(bary1[:, 0], bary[:, i])
-        assert bool(face1[0]) == bool(face[i])
-    # all on the face: the face's weights, no edge involved
-    inside = (a * 0.2 + b * 0.3 + c * 0.5).astype(np.float32)
-    q, bary, face = closest_points(inside, a, b, c)
-    assert face.all() and np.allclose(bary.T, [0.2, 0.3, 0.5], atol=1e-3)
-
-
 def test_closest_point_is_never_beaten_by_dense_samples() -> None:
     rng = np.random.default_rng(5)
     a, b, c = rng.normal(0.0, 1.0, (3, 3))

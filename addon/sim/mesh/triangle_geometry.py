@@ -60,50 +60,31 @@ def closest_points(
     aa = dot(ab, ab)
     ax = dot(ab, ac)
     cc = dot(ac, ac)
+    pp = dot(ap, ap)
     with np.errstate(invalid="ignore", divide="ignore"):
         det = aa * cc - ax * ax
-        v = (cc * d1 - ax * d2) / det
-        w = (aa * d2 - ax * d1) / det
-        on_face = (v >= 0) & (w >= 0) & (v + w <= 1) & (det > TINY)
-    off = (~on_face).nonzero()[0]
-    if off.size:
-        # the edges' closest points only where the projection falls outside the face: a
-        # point resting on a surface is over its triangle's face for most of its pairs
-        if off.size < len(on_face):
-            d1, d2, aa, ax, cc = (x.take(off) for x in (d1, d2, aa, ax, cc))
-            ap = ap.take(off, axis=1)
-        v_edge, w_edge = _edge_weights(dot(ap, ap), d1, d2, aa, ax, cc)
-        if off.size < len(on_face):
-            v[off] = v_edge
-            w[off] = w_edge
-        else:
-            v, w = v_edge, w_edge
-    u = 1.0 - v - w
-    q = a + ab * v + ac * w
-    return q, np.stack([u, v, w]), on_face
-
-
-def _edge_weights(
-    pp: np.ndarray, d1: np.ndarray, d2: np.ndarray, aa: np.ndarray, ax: np.ndarray, cc: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Barycentric weights (of b and c) of the nearest of the three edges' clamped
-    projections, from the dot products of ``closest_points``."""
-    with np.errstate(invalid="ignore", divide="ignore"):
+        v_face = (cc * d1 - ax * d2) / det
+        w_face = (aa * d2 - ax * d1) / det
+        on_face = (v_face >= 0) & (w_face >= 0) & (v_face + w_face <= 1) & (det > TINY)
+        # the best point of each edge, and its squared distance (expanded: no new vectors)
         t_ab = _unit_clip(d1 / aa)
         t_ac = _unit_clip(d2 / cc)
         d_bc = d2 - d1 - ax + aa  # (c - b) . (p - b)
         bb = aa + cc - 2.0 * ax  # |c - b|^2
         t_bc = _unit_clip(d_bc / bb)
-    # squared distances, expanded from the dot products (no new vectors)
     e_ab = pp - t_ab * (2.0 * d1 - t_ab * aa)
     e_ac = pp - t_ac * (2.0 * d2 - t_ac * cc)
     e_bc = (pp - 2.0 * d1 + aa) - t_bc * (2.0 * d_bc - t_bc * bb)
     use_ab = (e_ab <= e_ac) & (e_ab <= e_bc)
     use_ac = ~use_ab & (e_ac <= e_bc)
     # on bc: weights (0, 1 - t, t); on ab: (1 - t, t, 0); on ac: (1 - t, 0, t)
-    v = np.where(use_ab, t_ab, np.where(use_ac, 0.0, 1.0 - t_bc))
-    w = np.where(use_ab, 0.0, np.where(use_ac, t_ac, t_bc))
-    return v.astype(d1.dtype, copy=False), w.astype(d1.dtype, copy=False)
+    v = np.where(on_face, v_face, np.where(use_ab, t_ab, np.where(use_ac, 0.0, 1.0 - t_bc)))
+    w = np.where(on_face, w_face, np.where(use_ab, 0.0, np.where(use_ac, t_ac, t_bc)))
+    v = v.astype(d1.dtype, copy=False)
+    w = w.astype(d1.dtype, copy=False)
+    u = 1.0 - v - w
+    q = a + ab * v + ac * w
+    return q, np.stack([u, v, w]), on_face
 
 
 def _unit_clip(t: np.ndarray) -> np.ndarray:
