@@ -29,6 +29,7 @@ from . import position_spline
 
 # Angle between samples below which nlerp stays within ~1e-5 rad of slerp.
 DEFAULT_MAX_STEP = np.radians(4.0)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(eq=False)
@@ -97,6 +98,16 @@ def split_keys(anim: AnimationData) -> KeyParts:
         elif track.key_type == 2:
             parts.pos = (times, values)
         else:
+            # a matrix Blender cannot hold (past 32-bit floats) would overflow its split
+            usable = np.all(np.abs(values) <= FLOAT32_MAX, axis=1)
+            if not usable.all():
+                parts.warnings.append(
+                    f"animation of {label!r}: {np.count_nonzero(~usable)} matrix key(s) past "
+                    "32-bit floats dropped"
+                )
+                times, values = times[usable], values[usable]
+                if not len(times):
+                    continue
             pos, rot, scale = row_decompose(values.reshape(-1, 4, 4))
             parts.pos, parts.rot, parts.scale = (times, pos), (times, rot), (times, scale)
     return parts

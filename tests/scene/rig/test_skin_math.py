@@ -6,6 +6,7 @@ Expected values are worked out by hand (angles, known matrices), not by the code
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -108,6 +109,25 @@ def test_bad_keys_are_dropped_and_reported():
     parts = ks.split_keys(AnimationData("b", [KeyTrack(2, np.array([0.0, 1.0, 2.0]), values)]))
     assert parts.pos is not None and list(parts.pos[0]) == [0.0, 2.0]
     assert any("1 unusable" in w for w in parts.warnings)
+
+
+def test_matrix_keys_past_32_bit_floats_are_dropped_quietly_and_reported():
+    """A 1e308 in a matrix key overflowed the split into scale and rotation (a numpy
+    warning, and a scale of inf); such a key is dropped like a non-finite one."""
+    good = np.eye(4).reshape(-1)
+    moved = np.eye(4)
+    moved[3, :3] = [1.0, 2.0, 3.0]  # row-vector translation
+    huge = np.eye(4).reshape(-1).copy()
+    huge[0] = 1e308
+    values = np.stack([good, huge, moved.reshape(-1)])
+    anim = AnimationData("b", [KeyTrack(4, np.array([0.0, 1.0, 2.0]), values)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        parts = ks.split_keys(anim)
+    assert parts.pos is not None and list(parts.pos[0]) == [0.0, 2.0]
+    assert np.allclose(parts.pos[1], [[0, 0, 0], [1, 2, 3]])
+    assert parts.scale is not None and np.allclose(parts.scale[1], 1.0)
+    assert any("1 matrix key(s) past 32-bit floats" in w for w in parts.warnings)
 
 
 @pytest.mark.parametrize(
