@@ -3,7 +3,7 @@ exception or numpy's warnings on the console.
 
 Files ``crashers/export-*.x`` broke the exporter after a clean import: a mesh with vertices
 and no faces (its per-corner UVs were empty), a parent or bone scaled to zero (no inverse),
-values past float32 in a matrix or a material.
+values past float32 in a matrix or a material, an animated bone under a frame scaled to zero.
 """
 
 from __future__ import annotations

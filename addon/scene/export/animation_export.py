@@ -22,7 +22,7 @@ from mathutils import Euler
 from ...xfile.document import XObject
 from ...xfile.writer import objects as xo
 from ..rig.armature import read_matrix
-from ..rig.rig_math import compose, inverse4, row_decompose
+from ..rig.rig_math import compose, row_decompose, safe_inverse4
 from .plan.key_grid import exact, set_grid, ticks_per_second, to_ticks
 from .plan.key_reduction import file_keys, is_constant
 from .plan.part_keys import part_keys
@@ -278,7 +278,7 @@ def armature_tracks(
         rest = read_matrix(bone.matrix_local)
         bind = bind_of(bone)
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
-        left, right = inverse4(parent_bind) @ rest, inverse4(rest) @ bind
+        left, right = safe_inverse4(parent_bind) @ rest, safe_inverse4(rest) @ bind
 
         def locals_at(at: np.ndarray, pb=pose_bone, ch=channels, lr=(left, right)) -> np.ndarray:
             basis = _evaluate(ch, at, _static(pb), pb.rotation_mode)
