@@ -9,27 +9,13 @@ from addon.sim.collide.mesh_collider import MeshCollider
 from addon.sim.collide.mesh_contacts import few_pairs
 from addon.sim.xpbd.solver import XpbdSolver
 
+from .test_triangle_geometry import _reference as _closest  # float64, by cases
+
 # a 2 x 2 m quad at z = 0 in two triangles (sharing the diagonal from (-1, -1) to (1, 1))
 QUAD = np.array([[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 1.0, 0.0]])
 FACES = np.array([[0, 1, 2], [0, 2, 3]])
 OUTER, MARGIN = 0.02, 0.005
 REACH = OUTER + MARGIN
-
-
-def _segment_closest(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    d = b - a
-    t = np.clip((p - a) @ d / (d @ d), 0.0, 1.0)
-    return a + t * d
-
-
-def _closest(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Closest point of triangle (a, b, c) to p, float64, by cases (written for this test)."""
-    m = np.stack([b - a, c - a], axis=1)
-    (v, w), *_ = np.linalg.lstsq(m, p - a, rcond=None)
-    if v >= 0 and w >= 0 and v + w <= 1:
-        return a + m @ np.array([v, w])
-    edges = [_segment_closest(p, a, b), _segment_closest(p, b, c), _segment_closest(p, c, a)]
-    return min(edges, key=lambda q: float(np.linalg.norm(p - q)))
 
 
 def _points(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
