@@ -159,7 +159,8 @@ class Parser:
             tok = tokens.next()
             kind = tok[0]
             if kind == NUMBERS:
-                run.append(np.asarray(tok[1], dtype=np.float64))
+                with np.errstate(invalid="ignore"):  # signalling NaNs in binary floats stay NaN
+                    run.append(np.asarray(tok[1], dtype=np.float64))
                 continue
             if run:
                 values.append(run[0] if len(run) == 1 else np.concatenate(run))

@@ -26,7 +26,8 @@ def _decode(words: np.ndarray, kind: str) -> np.ndarray:
     """(n, dwords) uint32 -> (n, components) float64."""
     raw = np.ascontiguousarray(words, dtype=np.uint32)
     if kind == "float":
-        return raw.view(np.float32).astype(np.float64)
+        with np.errstate(invalid="ignore"):  # signalling NaN bit patterns stay NaN
+            return raw.view(np.float32).astype(np.float64)
     if kind == "color":  # D3DCOLOR 0xAARRGGBB -> RGBA in 0..1
         b = raw[:, 0]
         argb = np.stack([(b >> 16) & 255, (b >> 8) & 255, b & 255, (b >> 24) & 255], axis=1)
