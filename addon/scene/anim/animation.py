@@ -25,6 +25,7 @@ from ..rig.rig_math import (
     mat3_to_quat,
     multiply_parts,
     rotate_parts,
+    safe_inverse4,
 )
 from ..rig.skeleton import SpaceConversion
 from .actions import ActionBuilder, bone_path, clamp_to_float32, play, stash
@@ -95,7 +96,7 @@ def targets_from_armature(
         parent_bind = bind_of(bone.parent) if bone.parent else np.eye(4)
         rest_local = file_locals.get(bone.name)
         if rest_local is None:
-            rest_local = to_file_matrix(conversion, inverse4(parent_bind) @ bind)
+            rest_local = to_file_matrix(conversion, safe_inverse4(parent_bind) @ bind)
         out.bones[bone.name] = BoneTarget(
             bone.name, read_matrix(bone.matrix_local), bind, parent_bind, rest_local
         )
