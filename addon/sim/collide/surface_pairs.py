@@ -50,7 +50,6 @@ class AnchoredPairs:
         self.starts = np.zeros(0, dtype=np.int64)
         self.group_sizes = np.zeros(0, dtype=np.int64)
         self.built: np.ndarray | None = None  # (N, 3) float32
-        self.forgotten = np.zeros(0, dtype=bool)  # (N,): built set FAR by ``forget``
         self.slack2 = np.zeros(0, dtype=np.float32)
         self.anchor_tri = np.zeros(0, dtype=np.int64)  # -1: none (no triangle near)
         self.anchor_w = np.zeros((0, 3), dtype=np.float32)
@@ -75,7 +74,6 @@ class AnchoredPairs:
         if self.built is None or self.built.shape != here.shape:
             n = len(here)
             self.built = here.copy()
-            self.forgotten = np.zeros(n, dtype=bool)
             self.slack2 = np.zeros(n, dtype=np.float32)
             self.anchor_tri = np.full(n, -1, dtype=np.int64)
             self.anchor_w = np.zeros((n, 3), dtype=np.float32)
@@ -98,9 +96,7 @@ class AnchoredPairs:
         """Points ``ids`` are asked about again whenever they are next among the ids."""
         if self.built is not None:
             # most of a cloth far from the surface was forgotten at earlier substeps already
-            fresh = ids[~self.forgotten[ids]]
-            self.built[fresh] = FAR
-            self.forgotten[fresh] = True
+            self.built[ids[self.built[ids, 0] != FAR]] = FAR
 
     def _used(
         self, ends: list[tuple[np.ndarray, Anchor]], ids: np.ndarray, still: bool = False
@@ -148,7 +144,6 @@ class AnchoredPairs:
         assert self.built is not None
         self.queries += int(ids.size)
         self.built[ids] = here[ids]
-        self.forgotten[ids] = False
         self.slack2[ids] = np.square(slack, dtype=np.float32)
         self.anchor_tri[ids] = anchor_tri
         self.anchor_w[ids] = anchor_w
